@@ -1,0 +1,36 @@
+# hlsgen — the two set-up commands are `make demo` and `make test`; both build .venv themselves.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-all lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python examples/resnet_cifar/make_model.py
+	$(BIN)/hlsgen compile examples/resnet_cifar/model.onnx --calib examples/resnet_cifar/calib.npy \
+	    -c examples/resnet_cifar/config.yaml -o build/resnet_cifar
+	$(BIN)/hlsgen run examples/resnet_cifar/model.onnx --calib examples/resnet_cifar/calib.npy \
+	    -c examples/resnet_cifar/config.yaml --input examples/resnet_cifar/sample.npy \
+	    --output build/resnet_cifar/sample_out.npy
+	@echo "report: build/resnet_cifar/report.md"
+
+test: $(STAMP)
+	$(BIN)/ruff check hlsgen tests examples benchmarks
+	$(BIN)/mypy
+	$(BIN)/pytest -q
+
+test-all: $(STAMP)
+	$(BIN)/pytest -q -m ''
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/golden_throughput.py
+
+clean:
+	rm -rf $(VENV) build

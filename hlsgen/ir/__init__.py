@@ -1,0 +1,6 @@
+"""Graph IR: types, graph, verification, canonical text form."""
+
+from hlsgen.ir.graph import Edit, Graph, Node, Note, Tensor
+from hlsgen.ir.types import INT8, INT32, UINT8, IntType, QType
+
+__all__ = ["INT8", "INT32", "UINT8", "Edit", "Graph", "IntType", "Node", "Note", "QType", "Tensor"]

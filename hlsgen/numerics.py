@@ -1,0 +1,182 @@
+"""The fixed-point contract, implemented once. docs/numerics.md is its prose version.
+
+Every integer the hardware computes is defined here: how reals become codes (host quantization),
+how weights and biases are quantized, how a 64-bit scaled accumulator is rounded back to an
+activation (requant), and how wide accumulators must be. The golden model, the quantize pass and
+the backends all call these functions; nothing else rounds.
+
+Requant, the one rounding step inside the network:
+    v = acc * M                     (plus (skip - zp_s) * Mb for a residual add; M_neg for v < 0 leaky)
+    y = clamp(zp_y + round_shift(v, S), lo, hi)
+with integer multipliers M (signed, |M| < 2**(bits-1)) and a shift S >= 0 per output channel.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+
+from hlsgen.ir.types import IntType, QType
+
+Rounding = Literal["half_even", "half_up"]
+ROUNDINGS: tuple[str, ...] = ("half_even", "half_up")
+MAX_SHIFT = 62
+
+
+# ---- rounding ---------------------------------------------------------------------------------
+def round_shift(v: np.ndarray, shift: np.ndarray | int, rounding: Rounding = "half_even") -> np.ndarray:
+    """round(v / 2**shift) on int64, exactly; ties to even or toward +inf. shift >= 0."""
+    v = np.asarray(v, dtype=np.int64)
+    s = np.broadcast_to(np.asarray(shift, dtype=np.int64), v.shape)
+    if np.any(s < 0) or np.any(s > MAX_SHIFT):
+        raise ValueError("round_shift needs 0 <= shift <= 62")
+    q = v >> s  # floor division by 2**s
+    r = v - (q << s)  # remainder in [0, 2**s)
+    half = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0)
+    if rounding == "half_up":
+        up = (s > 0) & (r >= half)
+    elif rounding == "half_even":
+        up = (s > 0) & ((r > half) | ((r == half) & ((q & 1) == 1)))
+    else:
+        raise ValueError(f"unknown rounding {rounding!r}; choose one of {ROUNDINGS}")
+    return q + up.astype(np.int64)
+
+
+def round_real(x: np.ndarray, rounding: Rounding = "half_even") -> np.ndarray:
+    """Round reals to integers with the same tie rule as round_shift (float64 in, int64 out)."""
+    x = np.asarray(x, dtype=np.float64)
+    r = np.rint(x) if rounding == "half_even" else np.floor(x + 0.5)
+    return r.astype(np.int64)
+
+
+# ---- host-side conversion -------------------------------------------------------------------------
+def quantize(x: np.ndarray, qtype: QType, rounding: Rounding = "half_even") -> np.ndarray:
+    """Reals to codes like ONNX QuantizeLinear: clamp(round(x / scale) + zp). Computed in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    scale, zp = qtype.broadcast(x.ndim)
+    q = round_real(x / scale, rounding) + zp
+    return np.clip(q, qtype.int.lo, qtype.int.hi).astype(np.int64)
+
+
+def dequantize(q: np.ndarray, qtype: QType) -> np.ndarray:
+    scale, zp = qtype.broadcast(np.ndim(q))
+    return (scale * (np.asarray(q, dtype=np.int64) - zp)).astype(np.float64)
+
+
+# ---- choosing quantization parameters ---------------------------------------------------------------
+def weight_qtype_and_codes(w: np.ndarray, bits: int, axis: int = 0) -> tuple[QType, np.ndarray]:
+    """Symmetric, narrow-range, per-output-channel weight quantization (axis = output channel)."""
+    w = np.asarray(w, dtype=np.float64)
+    itype = IntType(bits, True, narrow=True)
+    other = tuple(i for i in range(w.ndim) if i != axis)
+    absmax = np.max(np.abs(w), axis=other) if other else np.abs(w)
+    scale = np.where(absmax > 0, absmax / itype.hi, 1.0)
+    qt = QType(itype, scale, np.zeros_like(scale, dtype=np.int64), axis=axis)
+    return qt, quantize(w, qt)
+
+
+def activation_qtype(lo: float, hi: float, itype: IntType, symmetric: bool = False) -> QType:
+    """Per-tensor activation parameters covering [lo, hi] (widened to include 0 so 0 is exact)."""
+    lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"activation range [{lo}, {hi}] is not finite")
+    if symmetric:
+        bound = max(-lo, hi)
+        scale = bound / itype.hi if bound > 0 else 1.0
+        zp = 0 if itype.signed else (itype.hi + 1) // 2
+        return QType(itype, scale, zp)
+    if hi == lo:
+        return QType(itype, 1.0, 0 if itype.signed else 0)
+    scale = (hi - lo) / (itype.hi - itype.lo)
+    zp = int(np.clip(round_real(np.float64(itype.lo - lo / scale)), itype.lo, itype.hi))
+    return QType(itype, scale, zp)
+
+
+def quantize_bias(b: np.ndarray, acc_scale: np.ndarray, bits: int = 32) -> np.ndarray:
+    """Bias codes at the accumulator scale s_x * s_w[c], round half even; error if out of range."""
+    codes = round_real(np.asarray(b, dtype=np.float64) / acc_scale)
+    limit = (1 << (bits - 1)) - 1
+    if np.any(np.abs(codes) > limit):
+        worst = int(np.argmax(np.abs(codes)))
+        raise ValueError(f"bias of channel {worst} needs more than {bits} bits ({int(codes[worst])})")
+    return codes
+
+
+# ---- requant multipliers ----------------------------------------------------------------------------
+def multiplier_and_shift(ratio: np.ndarray, bits: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """Integers M, S with M / 2**S ~= ratio, |M| < 2**(bits-1), S >= 0, the largest such S."""
+    ms, s = shared_shift_multipliers([ratio], bits)
+    return ms[0], s
+
+
+def shared_shift_multipliers(
+    ratios: list[np.ndarray], bits: int = 16
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Several multipliers per channel sharing one shift (residual add: Ma, Mb; leaky: M, M_neg).
+
+    The shift is chosen from the largest |ratio| of each channel so that it uses all `bits`.
+    """
+    arrs = [np.atleast_1d(np.asarray(r, dtype=np.float64)) for r in ratios]
+    n = max(a.size for a in arrs)
+    arrs = [np.broadcast_to(a, (n,)) for a in arrs]
+    biggest = np.max(np.abs(np.stack(arrs)), axis=0)
+    shifts = np.zeros(n, dtype=np.int64)
+    for c in range(n):
+        if biggest[c] == 0:
+            continue
+        _, exp = math.frexp(biggest[c])  # biggest = m * 2**exp with 0.5 <= m < 1
+        shifts[c] = min(bits - 1 - exp, MAX_SHIFT - 1)
+        if shifts[c] < 0:
+            raise ValueError(f"requant ratio {biggest[c]:.6g} too large for a {bits}-bit multiplier")
+    mults = []
+    for a in arrs:
+        m = round_real(a * np.exp2(shifts.astype(np.float64)))
+        mults.append(m)
+    limit = 1 << (bits - 1)
+    overflow = np.zeros(n, dtype=bool)
+    for m in mults:
+        overflow |= np.abs(m) >= limit
+    if np.any(overflow):  # rounding reached 2**(bits-1): one bit less of shift
+        shifts = np.where(overflow, shifts - 1, shifts)
+        mults = [np.where(overflow, round_real(a * np.exp2(shifts.astype(np.float64))), m)
+                 for a, m in zip(arrs, mults, strict=True)]
+    return mults, shifts
+
+
+def requantize(
+    v: np.ndarray, shift: np.ndarray, zero_point: int, lo: int, hi: int, rounding: Rounding = "half_even"
+) -> np.ndarray:
+    """The requant step: clamp(zp + round_shift(v, S), lo, hi); `v` is the scaled int64 sum,
+    `shift` broadcasts against it (per channel)."""
+    return np.clip(zero_point + round_shift(v, shift, rounding), lo, hi)
+
+
+def scale_accumulator(acc: np.ndarray, mult: np.ndarray, mult_neg: np.ndarray | None = None) -> np.ndarray:
+    """v = acc * M, or acc * M_neg where acc * M < 0 (LeakyReLU folded into the multiplier)."""
+    acc = np.asarray(acc, dtype=np.int64)
+    v = acc * mult
+    if mult_neg is not None:
+        v = np.where(v < 0, acc * mult_neg, v)
+    return v
+
+
+# ---- accumulator width ----------------------------------------------------------------------------
+def signed_bits_for(bound: int) -> int:
+    """Bits of a signed integer holding every value in [-bound, bound]."""
+    return int(bound).bit_length() + 1
+
+
+def accumulator_bits(w_codes: np.ndarray, x_type: IntType, bias_codes: np.ndarray | None) -> int:
+    """Width of acc = bias + sum(x * w) over the worst input, per output channel (axis 0), max'ed.
+
+    Uses the actual weights: for each tap the worst of x_lo*w and x_hi*w, so partial sums in any
+    order stay inside the bound too.
+    """
+    w = np.asarray(w_codes, dtype=np.int64).reshape(w_codes.shape[0], -1)
+    worst_x = max(abs(x_type.lo), abs(x_type.hi))
+    per_channel = np.abs(w).sum(axis=1) * worst_x
+    if bias_codes is not None:
+        per_channel = per_channel + np.abs(np.asarray(bias_codes, dtype=np.int64))
+    return signed_bits_for(int(per_channel.max(initial=0)))
