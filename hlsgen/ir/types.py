@@ -20,8 +20,8 @@ class IntType:
     narrow: bool = False  # signed narrow range drops the most negative code (-127..127 for 8 bit)
 
     def __post_init__(self) -> None:
-        if not 2 <= self.bits <= 32:
-            raise ValueError(f"IntType bits must be 2..32, got {self.bits}")
+        if not 2 <= self.bits <= 64:
+            raise ValueError(f"IntType bits must be 2..64, got {self.bits}")
 
     @property
     def lo(self) -> int:

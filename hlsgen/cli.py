@@ -1,0 +1,98 @@
+"""Command line: `hlsgen compile | run | inspect`. Argument parsing only; the work is in hlsgen.api.
+
+Exit codes: 0 success, 2 bad input (one line on stderr naming the file/node/key; `--debug` shows the
+traceback), 1 an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from hlsgen.errors import HlsgenError
+
+EXIT_BAD_INPUT = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hlsgen", description="Quantized neural networks to bit-exact "
+                                "FPGA hardware, with a numpy golden model as the numeric spec.")
+    p.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("compile", help="compile a model; writes OUT/graph/, OUT/report.{md,json}")
+    _model_args(c)
+    c.add_argument("-o", "--out", required=True, type=Path, help="output folder (replaced atomically)")
+    r = sub.add_parser("run", help="run the golden model on a batch of inputs")
+    _model_args(r)
+    r.add_argument("--input", required=True, type=Path, help="float input batch .npy [N, *input shape]")
+    r.add_argument("--output", required=True, type=Path, help="where to write outputs (.npy, or .npz)")
+    r.add_argument("--int", action="store_true", help="write the hardware's raw integer outputs")
+    i = sub.add_parser("inspect", help="print what hlsgen will do with a model")
+    i.add_argument("model", type=Path)
+    i.add_argument("-c", "--config", type=Path)
+    return p
+
+
+def _model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", type=Path, help="model: .onnx (float, QDQ, QONNX) or .yaml")
+    p.add_argument("-c", "--config", type=Path, help="compile configuration (YAML)")
+    p.add_argument("--calib", type=Path, help="calibration inputs .npy/.npz [N, *input shape]")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except HlsgenError as e:
+        if args.debug:
+            raise
+        print(f"hlsgen: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from hlsgen.api import compile_model
+    from hlsgen.output import write_compilation
+
+    c = compile_model(args.model, args.config, args.calib)
+    out, report = write_compilation(c, args.out)
+    t, e = report["totals"], report["errors"]
+    print(f"compiled {report['model']['name']}: {t['layers']} layers, {t['macs']:,} MACs/image -> {out}")
+    if report["bn_floored"]:
+        print(f"warning: {len(report['bn_floored'])} BatchNorm channel(s) floored (see report.md)",
+              file=sys.stderr)
+    print(f"golden vs float (max rel.): {', '.join(f'{v:.3g}' for v in e['golden_vs_float_relative'])}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from hlsgen.api import compile_model, hardware_outputs, run_golden
+    from hlsgen.data import load_array
+    from hlsgen.output import save_arrays
+
+    c = compile_model(args.model, args.config, args.calib)
+    x = load_array(args.input, c.source, "input")
+    outs = run_golden(c, x, integer=args.int)
+    names = hardware_outputs(c.graph) if args.int else list(c.source.outputs)
+    if len(outs) > 1 and args.output.suffix != ".npz":
+        raise HlsgenError(f"{args.output}: the model has {len(outs)} outputs; name a .npz file")
+    save_arrays(args.output, [o if args.int else o.astype("float32") for o in outs], names)
+    print(f"wrote {args.output}: " + ", ".join(f"{n} {list(o.shape)}" for n, o in zip(names, outs, strict=True)))
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from hlsgen.api import float_stage
+    from hlsgen.inspect import describe
+
+    source, fused, _, _ = float_stage(args.model, args.config)
+    print(describe(source, fused))
+    return 0
+
+
+COMMANDS = {"compile": cmd_compile, "run": cmd_run, "inspect": cmd_inspect}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""The compile configuration: validated, frozen, loaded from a YAML file (docs/config.md).
+
+`load_config(path)` reads the file with a safe YAML loader and checks every key: unknown keys (with
+the nearest known key suggested), wrong types, out-of-range and bad enum values all raise a
+one-line `HlsgenError` naming the file and the full key path. `config_from_dict` does the same for
+a mapping already in memory; `Config.to_dict()` gives the plain form written into the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from hlsgen.numerics import ROUNDINGS
+from hlsgen.schema import (
+    Where,
+    as_mapping,
+    check_int,
+    check_keys,
+    get_bool,
+    get_enum,
+    get_float,
+    get_int,
+    read_yaml_mapping,
+    suggest,
+)
+
+CALIBRATIONS = ("minmax", "percentile")
+BITS_RANGE = (2, 16)
+
+
+@dataclass(frozen=True)
+class QuantConfig:
+    weight_bits: int = 8
+    act_bits: int = 8
+    act_signed: bool = True
+    act_symmetric: bool = False
+    calibration: str = "minmax"
+    percentile: float = 99.99
+    rounding: str = "half_even"
+    multiplier_bits: int = 16
+    bias_bits: int = 32
+    max_acc_bits: int = 48
+
+
+@dataclass(frozen=True)
+class BnConfig:
+    var_floor: float = 1.0e-4
+    floor_is_error: bool = False
+
+
+@dataclass(frozen=True)
+class LayerOverride:
+    """Per-layer bit widths; None means 'use the quant section'."""
+
+    weight_bits: int | None = None
+    act_bits: int | None = None
+
+    def to_dict(self) -> dict[str, int]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+def _no_layers() -> Mapping[str, LayerOverride]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Config:
+    quant: QuantConfig = field(default_factory=QuantConfig)
+    bn: BnConfig = field(default_factory=BnConfig)
+    layers: Mapping[str, LayerOverride] = field(default_factory=_no_layers)
+    source: str = field(default="<defaults>", compare=False)  # where it came from, for messages
+
+    def weight_bits(self, layer: str) -> int:
+        o = self.layers.get(layer)
+        return o.weight_bits if o is not None and o.weight_bits is not None else self.quant.weight_bits
+
+    def act_bits(self, layer: str) -> int:
+        o = self.layers.get(layer)
+        return o.act_bits if o is not None and o.act_bits is not None else self.quant.act_bits
+
+    def check_layer_names(self, known: Iterable[str]) -> None:
+        """Refuse overrides for layers the model does not have (typos would be silently ignored)."""
+        names = set(known)
+        where = Where(self.source, "layers")
+        for name in self.layers:
+            if name not in names:
+                raise where.error(f"{where.key(name)!r} names no layer of the model"
+                                  f"{suggest(name, names)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "quant": asdict(self.quant),
+            "bn": asdict(self.bn),
+            "layers": {name: o.to_dict() for name, o in self.layers.items()},
+        }
+
+
+# ---- parsing -----------------------------------------------------------------------------------
+def load_config(path: str | Path | None, base: Mapping[str, Any] | None = None) -> Config:
+    """The config in `path` (None: defaults). `base` holds raw sections the file overrides key by
+    key, e.g. ``{"quant": graph.meta["quant"]}`` from a YAML model."""
+    if path is None:
+        return config_from_dict(dict(base or {}), "<defaults>")
+    data = read_yaml_mapping(path, "config")
+    return config_from_dict(merge_under(base or {}, data), str(path))
+
+
+def merge_under(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """Recursive merge of two raw mappings; values in `over` win."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge_under(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def config_from_dict(d: Mapping[str, Any], source: str) -> Config:
+    top = Where(source)
+    data = as_mapping(d, top)
+    check_keys(data, ("quant", "bn", "layers"), top)
+    return Config(
+        quant=parse_quant(data.get("quant"), top.child("quant")),
+        bn=_parse_bn(data.get("bn"), top.child("bn")),
+        layers=_parse_layers(data.get("layers"), top.child("layers")),
+        source=source,
+    )
+
+
+def parse_quant(section: Any, where: Where) -> QuantConfig:
+    """The `quant` section (also used by the YAML model front-end for its own `quant:`)."""
+    m = as_mapping(section, where)
+    check_keys(m, QuantConfig.__dataclass_fields__, where)
+    d = QuantConfig()
+    lo, hi = BITS_RANGE
+    return QuantConfig(
+        weight_bits=get_int(m, "weight_bits", where, d.weight_bits, lo, hi),
+        act_bits=get_int(m, "act_bits", where, d.act_bits, lo, hi),
+        act_signed=get_bool(m, "act_signed", where, d.act_signed),
+        act_symmetric=get_bool(m, "act_symmetric", where, d.act_symmetric),
+        calibration=get_enum(m, "calibration", where, CALIBRATIONS, d.calibration),
+        percentile=get_float(m, "percentile", where, d.percentile, "a number in (50, 100]",
+                             lambda x: 50 < x <= 100),
+        rounding=get_enum(m, "rounding", where, ROUNDINGS, d.rounding),
+        multiplier_bits=get_int(m, "multiplier_bits", where, d.multiplier_bits, 8, 32),
+        bias_bits=get_int(m, "bias_bits", where, d.bias_bits, 8, 32),
+        max_acc_bits=get_int(m, "max_acc_bits", where, d.max_acc_bits, 16, 56),
+    )
+
+
+def _parse_bn(section: Any, where: Where) -> BnConfig:
+    m = as_mapping(section, where)
+    check_keys(m, BnConfig.__dataclass_fields__, where)
+    d = BnConfig()
+    return BnConfig(
+        var_floor=get_float(m, "var_floor", where, d.var_floor, "a number >= 0", lambda x: x >= 0),
+        floor_is_error=get_bool(m, "floor_is_error", where, d.floor_is_error),
+    )
+
+
+def _parse_layers(section: Any, where: Where) -> Mapping[str, LayerOverride]:
+    m = as_mapping(section, where, "a mapping from layer name to settings")
+    out: dict[str, LayerOverride] = {}
+    for name, value in m.items():
+        if not isinstance(name, str):
+            raise where.error(f"layer names under {where.path} must be strings, got {name!r}")
+        at = where.child(name)
+        entry = as_mapping(value, at, "a mapping such as {weight_bits: 4}")
+        check_keys(entry, LayerOverride.__dataclass_fields__, at)
+        bits = {k: check_int(v, at.key(k), at, *BITS_RANGE) for k, v in entry.items()}
+        out[name] = LayerOverride(**bits)
+    return MappingProxyType(out)

@@ -1,0 +1,204 @@
+"""Golden kernels of the float ops of docs/ir.md, computed in float64.
+
+Kernel signature: `kernel(node, graph, inputs) -> np.ndarray`. A constant input is read as reals
+with `graph.tensor(name).real_value()` (dequantized if it is stored as integer codes); other
+inputs are the executor's arrays. QuantizeLinear returns int64 codes, DequantizeLinear reads codes.
+Reshape and Transpose move values without touching them and serve the integer graph as well.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hlsgen import numerics
+from hlsgen.golden.window import conv2d, pad_hw, pads4, pair, reduce_windows
+from hlsgen.ir.graph import Graph, Node
+from hlsgen.ir.types import QType
+
+
+# ---- helpers --------------------------------------------------------------------------------------
+def real_input(node: Node, graph: Graph, inputs: list[np.ndarray], i: int) -> np.ndarray:
+    """Input i as float64 reals: a constant through real_value(), else the executor's array."""
+    name = node.inputs[i]
+    if graph.is_const(name):
+        return graph.tensor(name).real_value()
+    return np.asarray(inputs[i], dtype=np.float64)
+
+
+def _bound(value: Any, default: float) -> float:
+    return default if value is None else float(value)
+
+
+def activation(y: np.ndarray, node: Node) -> np.ndarray:
+    """The fused epilogue of Conv/Gemm: act ∈ none, relu, clip (clip_min/max), leaky (alpha)."""
+    act = node.attr("act", "none") or "none"
+    if act == "none":
+        return y
+    if act == "relu":
+        return np.maximum(y, 0.0)
+    if act == "clip":
+        lo = _bound(node.attr("clip_min"), -np.inf)
+        hi = _bound(node.attr("clip_max"), np.inf)
+        return np.clip(y, lo, hi)
+    if act == "leaky":
+        return np.where(y >= 0, y, float(node.attr("alpha", 0.01)) * y)
+    raise ValueError(f"{node.name}: unknown act {act!r}")
+
+
+def _channel_vector(v: np.ndarray, ndim: int, axis: int) -> np.ndarray:
+    shape = [1] * ndim
+    shape[axis] = -1
+    return np.asarray(v, dtype=np.float64).reshape(shape)
+
+
+def _qtype(graph: Graph, name: str, node: Node) -> QType:
+    qt = graph.tensor(name).qtype
+    if qt is None:
+        raise ValueError(f"{node.name} ({node.op}): tensor {name} has no qtype")
+    return qt
+
+
+# ---- compute ops ----------------------------------------------------------------------------------
+def conv(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    x, w, b = (real_input(node, graph, inputs, i) for i in range(3))
+    y = conv2d(x, w, pads=pads4(node.attr("pads")), pad_value=0.0, strides=pair(node.attr("strides"), 1),
+               dilations=pair(node.attr("dilations"), 1), group=int(node.attr("group", 1)),
+               matmul=np.matmul)
+    y = y + b.reshape(1, -1, 1, 1)
+    if len(inputs) > 3:
+        y = y + real_input(node, graph, inputs, 3)
+    return activation(y, node)
+
+
+def gemm(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    x, w, b = (real_input(node, graph, inputs, i) for i in range(3))
+    if x.ndim != 2:
+        raise ValueError(f"{node.name} (Gemm): input must be [N, K], got shape {x.shape}")
+    return activation(x @ w.T + b, node)
+
+
+def matmul(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    return np.matmul(real_input(node, graph, inputs, 0), real_input(node, graph, inputs, 1))
+
+
+def add(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    return real_input(node, graph, inputs, 0) + real_input(node, graph, inputs, 1)
+
+
+def sub(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    return real_input(node, graph, inputs, 0) - real_input(node, graph, inputs, 1)
+
+
+def mul(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    return real_input(node, graph, inputs, 0) * real_input(node, graph, inputs, 1)
+
+
+def div(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    return real_input(node, graph, inputs, 0) / real_input(node, graph, inputs, 1)
+
+
+def affine(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    x, a, b = (real_input(node, graph, inputs, i) for i in range(3))
+    axis = int(node.attr("axis", 1))
+    return x * _channel_vector(a, x.ndim, axis) + _channel_vector(b, x.ndim, axis)
+
+
+def batch_normalization(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    x, gamma, beta, mean, var = (real_input(node, graph, inputs, i) for i in range(5))
+    eps = float(node.attr("epsilon", 1e-5))
+    scale = gamma / np.sqrt(var + eps)
+    return (x - _channel_vector(mean, x.ndim, 1)) * _channel_vector(scale, x.ndim, 1) + _channel_vector(
+        beta, x.ndim, 1)
+
+
+# ---- activations ----------------------------------------------------------------------------------
+def relu(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    return np.maximum(real_input(node, graph, inputs, 0), 0.0)
+
+
+def clip(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    lo, hi = _bound(node.attr("min"), -np.inf), _bound(node.attr("max"), np.inf)
+    return np.clip(real_input(node, graph, inputs, 0), lo, hi)
+
+
+def leaky_relu(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    x = real_input(node, graph, inputs, 0)
+    return np.where(x >= 0, x, float(node.attr("alpha", 0.01)) * x)
+
+
+def sigmoid(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    return np.exp(-np.logaddexp(0.0, -real_input(node, graph, inputs, 0)))
+
+
+def tanh(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    return np.tanh(real_input(node, graph, inputs, 0))
+
+
+def log_softmax(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    """ONNX opset-13 meaning: along `axis` (default -1)."""
+    x = real_input(node, graph, inputs, 0)
+    axis = int(node.attr("axis", -1))
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def softmax(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    return np.exp(log_softmax(node, graph, inputs))
+
+
+# ---- pools and shape ops --------------------------------------------------------------------------
+def _window_attrs(node: Node) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int, int, int],
+                                       tuple[int, int]]:
+    kernel = pair(node.attr("kernel"), 1)
+    return kernel, pair(node.attr("strides"), 1), pads4(node.attr("pads")), pair(node.attr("dilations"), 1)
+
+
+def max_pool(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    kernel, strides, pads, dil = _window_attrs(node)
+    x = pad_hw(real_input(node, graph, inputs, 0), pads, -np.inf)
+    return reduce_windows(x, kernel, strides, dil, np.maximum)
+
+
+def average_pool(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    """Window mean; count_include_pad=0 (ONNX default) divides by the number of non-pad taps."""
+    kernel, strides, pads, dil = _window_attrs(node)
+    x = real_input(node, graph, inputs, 0)
+    total = reduce_windows(pad_hw(x, pads, 0.0), kernel, strides, dil, np.add)
+    if int(node.attr("count_include_pad", 0)):
+        return total / float(kernel[0] * kernel[1])
+    ones = pad_hw(np.ones((1, 1) + x.shape[2:]), pads, 0.0)
+    return total / reduce_windows(ones, kernel, strides, dil, np.add)
+
+
+def global_average_pool(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    return np.mean(real_input(node, graph, inputs, 0), axis=(2, 3), keepdims=True)
+
+
+def pad(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    value = float(node.attr("value", 0.0) or 0.0)
+    return pad_hw(real_input(node, graph, inputs, 0), pads4(node.attr("pads")), value)
+
+
+def reshape(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    """New shape without the batch dim (kept). Values and dtype unchanged (float or codes)."""
+    x = np.asarray(inputs[0])
+    return x.reshape((x.shape[0],) + tuple(int(d) for d in node.attr("shape")))
+
+
+def transpose(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    perm = tuple(int(p) for p in node.attr("perm"))
+    if perm[0] != 0:
+        raise ValueError(f"{node.name} (Transpose): perm {perm} moves the batch dimension")
+    return np.ascontiguousarray(np.transpose(inputs[0], perm))
+
+
+# ---- quantization boundary ------------------------------------------------------------------------
+def quantize_linear(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    qt = _qtype(graph, node.outputs[0], node)
+    return numerics.quantize(real_input(node, graph, inputs, 0), qt, node.attr("rounding", "half_even"))
+
+
+def dequantize_linear(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    return numerics.dequantize(np.asarray(inputs[0]), _qtype(graph, node.inputs[0], node))

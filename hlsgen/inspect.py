@@ -1,0 +1,29 @@
+"""The support report of `hlsgen inspect`: what the model holds and what each part becomes."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hlsgen.ir import Graph
+from hlsgen.passes.check_supported import host_tail
+
+
+def describe(source: Graph, fused: Graph) -> str:
+    ops = Counter(n.op for n in source.nodes)
+    tail = host_tail(fused)
+    lines = [f"model {source.name} ({source.meta.get('format')}, opset {source.meta.get('opset', '-')}): "
+             f"input {source.inputs[0]} {list(source.tensor(source.inputs[0]).shape)}",
+             "source ops: " + ", ".join(f"{op}×{k}" for op, k in sorted(ops.items())), "",
+             "hardware layers after folding and fusion:"]
+    for n in fused.nodes:
+        if n.name in tail:
+            continue
+        epi = [p for p in ("residual add" if len(n.inputs) > 3 and n.op == "Conv" else "",
+                           n.attr("act") if n.attr("act") not in (None, "none") else "") if p]
+        shape = "×".join(map(str, fused.tensor(n.outputs[0]).shape))
+        lines.append(f"  {n.name:<24} {n.op:<18} -> {shape:<14} {' + '.join(epi)}")
+    lines.append("host-side tail (float): " + (", ".join(f"{n.name} ({n.op})" for n in fused.nodes
+                                                         if n.name in tail) or "none"))
+    for note in fused.notes:
+        lines.append(f"note [{note.kind}] {note.node}: {note.message}")
+    return "\n".join(lines)

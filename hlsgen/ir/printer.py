@@ -1,0 +1,56 @@
+"""Canonical text form of a graph: deterministic, diff-friendly, one line per node.
+
+Constants are summarised by shape, type and a content hash so that two dumps are equal exactly when
+the graphs are. Written per pass to OUT/graph/NN_pass.txt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+
+from hlsgen.ir.graph import Graph, Tensor
+
+
+def format_graph(graph: Graph) -> str:
+    lines = [f"graph {graph.name}"]
+    lines += [f"  meta {k} = {_value(v)}" for k, v in sorted(graph.meta.items()) if k != "calibration"]
+    lines += [f"input  {_tensor_sig(graph.tensor(t))}" for t in graph.inputs]
+    lines += [f"output {_tensor_sig(graph.tensor(t))}" for t in graph.outputs]
+    for n in graph.nodes:
+        outs = ", ".join(_tensor_sig(graph.tensor(o)) for o in n.outputs)
+        ins = ", ".join(("@" if graph.is_const(i) else "%") + i for i in n.inputs)
+        attrs = ", ".join(f"{k}={_value(v)}" for k, v in n.attrs.items())
+        lines.append(f"{n.name}: {outs} = {n.op}({ins})" + (f" {{{attrs}}}" if attrs else ""))
+    for t in sorted((t for t in graph.tensors.values() if t.is_const), key=lambda t: t.name):
+        lines.append(f"const {_tensor_sig(t)} {_digest(t)}")
+    for note in graph.notes:
+        lines.append(f"note [{note.kind}] {note.node}: {note.message}")
+    return "\n".join(lines) + "\n"
+
+
+def _tensor_sig(t: Tensor) -> str:
+    shape = "x".join(str(d) for d in t.shape)
+    kind = "int" if t.integer else "real"
+    q = f" {t.qtype!r}" if t.qtype is not None else ""
+    return f"{t.name}[{shape}] {kind}{q}"
+
+
+def _digest(t: Tensor) -> str:
+    assert t.data is not None
+    arr = np.ascontiguousarray(t.data, dtype=np.int64 if t.integer else np.float64)
+    return "sha1:" + hashlib.sha1(arr.tobytes()).hexdigest()[:12]
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.9g}"
+    if isinstance(v, tuple | list):
+        if len(v) > 8:
+            return f"[{', '.join(_value(x) for x in v[:4])}, ... ({len(v)})]"
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {_value(x)}" for k, x in sorted(v.items())) + "}"
+    return str(v)

@@ -1,0 +1,70 @@
+"""Structural checks run after every pass. A failure here is a bug in hlsgen, not bad input."""
+
+from __future__ import annotations
+
+from hlsgen.ir.graph import Graph
+
+REQUANT_ATTRS = ("mult", "shift", "zp", "lo", "hi", "rounding")
+CHANNEL_OPS = {"QConv": 0, "QGemm": 0}
+
+
+class VerifyError(AssertionError):
+    pass
+
+
+def verify(graph: Graph, stage: str = "") -> Graph:
+    """Raise VerifyError on a malformed graph; returns the graph so it chains in pipelines."""
+    where = f" after {stage}" if stage else ""
+    problems = _structure(graph) + _requant_attrs(graph)
+    if problems:
+        raise VerifyError(f"IR invalid{where}: " + "; ".join(problems))
+    return graph
+
+
+def _structure(graph: Graph) -> list[str]:
+    problems: list[str] = []
+    names: set[str] = set()
+    produced: set[str] = set(graph.inputs)
+    for t in graph.inputs:
+        if t not in graph.tensors:
+            problems.append(f"input {t} has no tensor")
+    for n in graph.nodes:
+        if n.name in names:
+            problems.append(f"duplicate node name {n.name}")
+        names.add(n.name)
+        for i in n.inputs:
+            if i not in graph.tensors:
+                problems.append(f"{n.name} reads unknown tensor {i}")
+            elif i not in produced and not graph.tensors[i].is_const:
+                problems.append(f"{n.name} reads {i} before it is produced")
+        for o in n.outputs:
+            if o in produced:
+                problems.append(f"tensor {o} produced twice")
+            if o not in graph.tensors:
+                problems.append(f"{n.name} writes unknown tensor {o}")
+            produced.add(o)
+    for o in graph.outputs:
+        if o not in produced:
+            problems.append(f"output {o} is never produced")
+    for t in graph.tensors.values():
+        if any((not isinstance(d, int)) or d < 1 for d in t.shape):
+            problems.append(f"tensor {t.name} has a non-static shape {t.shape}")
+        if t.integer and t.qtype is None:
+            problems.append(f"integer tensor {t.name} has no qtype")
+    return problems
+
+
+def _requant_attrs(graph: Graph) -> list[str]:
+    problems: list[str] = []
+    for n in graph.nodes:
+        if n.op not in CHANNEL_OPS:
+            continue
+        missing = [a for a in REQUANT_ATTRS if a not in n.attrs]
+        if missing:
+            problems.append(f"{n.name} lacks requant attrs {missing}")
+            continue
+        channels = graph.tensor(n.inputs[1]).shape[0]
+        for key in ("mult", "shift"):
+            if len(n.attrs[key]) != channels:
+                problems.append(f"{n.name}.{key} has {len(n.attrs[key])} entries for {channels} channels")
+    return problems

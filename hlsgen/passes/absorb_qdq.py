@@ -1,0 +1,77 @@
+"""Pass absorb_qdq: turn the quantization written in the model into tensor annotations.
+
+Before:  x ─QuantizeLinear─► q ─DequantizeLinear─► y ─► consumers
+         W(int8 const) ─DequantizeLinear─► Wf ─► Conv
+After:   x{qtype} ─► consumers            (y's consumers read x; x carries q's qtype)
+         W{qtype, integer} ─► Conv        (the integer codes stay as they were exported)
+Requires: front-end output (QONNX Quant is already a Quantize/Dequantize pair).
+Math:    DQ(Q(x)) is the fake-quantized x; the quantize pass later makes x really integer with the
+         same qtype, so the annotation carries exactly the model's quantization.
+         A Q of a float constant is evaluated now: codes = numerics.quantize(value, qtype).
+Refuses when: a Dequantize reads a non-constant tensor not made by a Quantize (integer model input),
+         or one tensor is quantized twice with different parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hlsgen.errors import HlsgenError
+from hlsgen.ir import Edit, Graph, Node, Tensor
+from hlsgen.numerics import quantize
+from hlsgen.passes.context import PassContext
+from hlsgen.passes.rewrite import rewrite_all
+
+
+def absorb_qdq(graph: Graph, ctx: PassContext) -> Graph:
+    graph = rewrite_all(graph, _fold_const_quantize)
+    graph = rewrite_all(graph, _fold_const_dequantize)
+    graph = rewrite_all(graph, _absorb_pair)
+    leftover = [n for n in graph.nodes if n.op in ("QuantizeLinear", "DequantizeLinear")]
+    if leftover:
+        n = leftover[0]
+        raise HlsgenError(
+            f"node {n.name} ({n.op}): quantization that is not a Quantize→Dequantize pair on an "
+            "activation is not supported (integer model inputs/outputs must be float with QDQ)"
+        )
+    return graph
+
+
+def _fold_const_quantize(graph: Graph, node: Node) -> Edit | None:
+    if node.op != "QuantizeLinear" or not graph.is_const(node.inputs[0]):
+        return None
+    out = graph.tensor(node.outputs[0])
+    assert out.qtype is not None
+    codes = quantize(graph.tensor(node.inputs[0]).real_value(), out.qtype)
+    const = replace(out, data=codes, integer=True)
+    return Edit(remove=(node.name,), tensors=(const,))
+
+
+def _fold_const_dequantize(graph: Graph, node: Node) -> Edit | None:
+    if node.op != "DequantizeLinear" or not graph.is_const(node.inputs[0]):
+        return None
+    src = graph.tensor(node.inputs[0])
+    if not src.integer or src.qtype is None:
+        raise HlsgenError(f"node {node.name}: DequantizeLinear of a constant without a qtype")
+    alias = replace(src, aliases=src.aliases + (node.outputs[0],))
+    return Edit(remove=(node.name,), tensors=(alias,), rename_uses={node.outputs[0]: src.name})
+
+
+def _absorb_pair(graph: Graph, node: Node) -> Edit | None:
+    if node.op != "DequantizeLinear":
+        return None
+    q_node = graph.producer(node.inputs[0])
+    if q_node is None or q_node.op != "QuantizeLinear":
+        return None
+    x = graph.tensor(q_node.inputs[0])
+    qtype = graph.tensor(q_node.outputs[0]).qtype
+    if x.qtype is not None and x.qtype != qtype:
+        raise HlsgenError(f"tensor {x.name} is quantized twice with different parameters "
+                          f"({x.qtype!r} and {qtype!r}, at {q_node.name})")
+    if qtype is not None and qtype.per_channel:
+        raise HlsgenError(f"node {q_node.name}: per-channel activation quantization is not supported")
+    annotated = Tensor(x.name, x.shape, qtype, x.data, False,
+                       x.aliases + (q_node.outputs[0], node.outputs[0]))
+    others = [c for c in graph.consumers(q_node.outputs[0]) if c.name != node.name]
+    remove = (node.name,) if others else (node.name, q_node.name)
+    return Edit(remove=remove, tensors=(annotated,), rename_uses={node.outputs[0]: x.name})

@@ -1,0 +1,81 @@
+"""Pass calibrate: give every activation that lacks a quantization one, from calibration data.
+
+Before:  float graph; some activation tensors carry a qtype (from QDQ/QONNX), others none.
+After:   every tensor the hardware will hold as integers has a per-tensor qtype.
+Requires: check_supported. Runs the float golden model on the calibration batch.
+Math:    range [lo, hi] = min/max over the batch (or the (100-p)/p percentiles), widened to hold 0;
+         asymmetric scale = (hi - lo)/(qmax - qmin), zp = round(qmin - lo/scale) (numerics.
+         activation_qtype). MaxPool/Reshape/Transpose outputs inherit their input's qtype (the op is
+         exact on codes), so only tensors a requant writes are measured.
+Refuses when: a tensor needs calibration and no data was given (error listing the tensors).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from hlsgen.errors import HlsgenError
+from hlsgen.ir import Graph, IntType, QType
+from hlsgen.numerics import activation_qtype
+from hlsgen.passes.check_supported import host_tail
+from hlsgen.passes.context import PassContext
+
+PASSTHROUGH_OPS = ("MaxPool", "Reshape", "Transpose")
+
+
+def hardware_tensors(graph: Graph) -> list[str]:
+    """Activations the hardware holds as integers: the input and every hardware node output."""
+    tail = host_tail(graph)
+    names = list(graph.inputs)
+    for n in graph.nodes:
+        if n.name not in tail:
+            names.extend(n.outputs)
+    return names
+
+
+def calibrate(graph: Graph, ctx: PassContext) -> Graph:
+    inherited = {n.outputs[0]: n.inputs[0] for n in graph.nodes if n.op in PASSTHROUGH_OPS}
+    needed = [t for t in hardware_tensors(graph) if graph.tensor(t).qtype is None and t not in inherited]
+    if needed:
+        if ctx.calibration is None:
+            raise HlsgenError(f"tensors {', '.join(needed[:6])}{' ...' if len(needed) > 6 else ''} have no "
+                              "quantization in the model: give calibration data (--calib DATA.npy)")
+        graph = _measure(graph, needed, ctx)
+    for out, src in inherited.items():  # in topological order, so chains resolve
+        if graph.tensor(out).qtype is None:
+            graph = graph.with_tensor(replace(graph.tensor(out), qtype=graph.tensor(src).qtype))
+    return graph
+
+
+def _measure(graph: Graph, needed: list[str], ctx: PassContext) -> Graph:
+    from hlsgen.golden import run_graph
+
+    assert ctx.calibration is not None
+    values = run_graph(graph, ctx.calibration, keep=set(needed))
+    q = ctx.config.quant
+    for name in needed:
+        seen = ctx.calibration if name in graph.inputs else values[name]
+        lo, hi = _range(seen, q.calibration, q.percentile)
+        itype = IntType(_act_bits(ctx, graph, name), q.act_signed)
+        qtype: QType = activation_qtype(lo, hi, itype, q.act_symmetric)
+        graph = graph.with_tensor(replace(graph.tensor(name), qtype=qtype))
+    return graph
+
+
+def _range(v: np.ndarray, method: str, percentile: float) -> tuple[float, float]:
+    v = np.asarray(v, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(v)):
+        raise HlsgenError("calibration produced non-finite activations (check the model and data)")
+    if method == "percentile":
+        return float(np.percentile(v, 100.0 - percentile)), float(np.percentile(v, percentile))
+    return float(v.min()), float(v.max())
+
+
+def _act_bits(ctx: PassContext, graph: Graph, tensor: str) -> int:
+    producer = graph.producer(tensor)
+    override = ctx.config.layers.get(producer.name) if producer is not None else None
+    if override is not None and override.act_bits is not None:
+        return int(override.act_bits)
+    return int(ctx.config.quant.act_bits)

@@ -1,0 +1,71 @@
+"""Pass check_supported: after the float rewrites, every node must be one the hardware (or the
+host-side tail) can run. All offenders are reported together, before any calibration or
+quantization work starts.
+
+Before/After: the graph is unchanged.
+Requires: fuse_epilogue (so Relu/Add that fused away are not judged alone).
+Refuses when: an op has no integer lowering (e.g. an Add of a tensor with a constant that is not a
+         per-channel scaling, a Mul of two activations), a Softmax/Sigmoid/Tanh is not at the tail,
+         an Add broadcasts, an AveragePool excludes padding from its count, a weight is not constant.
+"""
+
+from __future__ import annotations
+
+from hlsgen.errors import UnsupportedModelError
+from hlsgen.ir import Graph, Node
+from hlsgen.passes.context import PassContext
+
+HARDWARE_OPS = ("Conv", "Gemm", "Add", "MaxPool", "AveragePool", "GlobalAveragePool", "Relu", "Clip",
+                "LeakyRelu", "Reshape", "Transpose")
+HOST_TAIL_OPS = ("Softmax", "LogSoftmax", "Sigmoid", "Tanh")
+LAYOUT_OPS = ("Reshape", "Transpose")
+
+
+def host_tail(graph: Graph) -> set[str]:
+    """Names of the nodes that run on the host after the hardware: every host-only op and all that
+    depends on one."""
+    tail: set[str] = set()
+    tainted: set[str] = set()
+    for n in graph.nodes:
+        if n.op in HOST_TAIL_OPS or any(i in tainted for i in n.inputs):
+            tail.add(n.name)
+            tainted.update(n.outputs)
+    return tail
+
+
+def check_supported(graph: Graph, ctx: PassContext) -> Graph:
+    tail = host_tail(graph)
+    problems = []
+    for n in graph.nodes:
+        why = _tail_problem(n) if n.name in tail else _hardware_problem(graph, n)
+        if why:
+            problems.append((n.name, n.op, why))
+    if problems:
+        raise UnsupportedModelError(str(graph.meta.get("source", graph.name)), problems)
+    return graph
+
+
+def _tail_problem(n: Node) -> str | None:
+    if n.op in HOST_TAIL_OPS or n.op in LAYOUT_OPS:
+        return None
+    return "follows a host-side op (Softmax/Sigmoid/Tanh run on the host only at the end of the network)"
+
+
+def _hardware_problem(graph: Graph, n: Node) -> str | None:
+    if n.op not in HARDWARE_OPS:
+        return f"no integer hardware mapping for {n.op} here" + (
+            " (only a constant per-channel scaling or a bias is supported)" if n.op in ("Mul", "Div", "Sub", "Add")
+            else "")
+    if n.op in ("Conv", "Gemm") and not all(graph.is_const(i) for i in n.inputs[1:3]):
+        return "weights and bias must be constants"
+    if n.op == "Gemm" and len(graph.tensor(n.inputs[0]).shape) != 2:
+        return "Gemm input must be 2-D [N, K]"
+    if n.op == "Add":
+        if any(graph.is_const(i) for i in n.inputs):
+            return "Add of a constant that is not a per-channel bias"
+        shapes = [graph.tensor(i).shape for i in n.inputs]
+        if shapes[0] != shapes[1]:
+            return f"Add with broadcasting ({list(shapes[0])} + {list(shapes[1])}) is not supported"
+    if n.op == "AveragePool" and any(n.attr("pads")) and not n.attr("count_include_pad"):
+        return "AveragePool with padding excluded from the count (count_include_pad=0) is not supported"
+    return None

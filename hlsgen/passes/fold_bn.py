@@ -1,0 +1,103 @@
+"""Pass fold_bn: BatchNormalization becomes an Affine, and Affines fold into the layer before them.
+
+Before:  x ─Conv(W, b)─► c ─BatchNormalization(γ, β, μ, var, ε)─► y
+After:   x ─Conv(W' = s·W, b' = s·(b − μ) + β)─► y           (s = γ / √(max(var, floor) + ε))
+         With integer (QDQ) weights the codes stay: the per-channel weight scale becomes s·scale, so
+         the layer's requant multiplier and bias absorb the BN instead of re-quantizing weights.
+         A BN with no Conv/Gemm before it stays as an Affine (lower_affine makes it a layer).
+Requires: scalings_to_affine (Affines from constant Mul/Add are folded the same way).
+Math:    float64 throughout, before weight quantization. Channels whose variance is below
+         `bn.var_floor` are raised to it and reported (node, channel, variance); gamma = 0 gives a
+         zero channel; negative gamma flips the channel's weights (or its scale sign).
+Refuses when: any BN parameter is NaN/Inf or a variance is negative (error naming node and
+         channel); with `bn.floor_is_error`, any floored channel is an error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hlsgen.errors import HlsgenError
+from hlsgen.ir import Edit, Graph, Node, Note, QType, Tensor
+from hlsgen.passes.affine import affine_node
+from hlsgen.passes.context import PassContext
+from hlsgen.passes.rewrite import rewrite_all
+
+
+def fold_bn(graph: Graph, ctx: PassContext) -> Graph:
+    floor, strict = ctx.config.bn.var_floor, ctx.config.bn.floor_is_error
+    graph = rewrite_all(graph, lambda g, n: _bn_to_affine(g, n, floor, strict))
+    return rewrite_all(graph, _fold_affine)
+
+
+def bn_coefficients(gamma: np.ndarray, beta: np.ndarray, mean: np.ndarray, var: np.ndarray,
+                    eps: float, floor: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b, floored_mask) with y = a·x + b the BN in float64, variances floored at `floor`."""
+    floored = var < floor
+    a = gamma / np.sqrt(np.maximum(var, floor) + eps)
+    return a, beta - a * mean, floored
+
+
+def _bn_to_affine(graph: Graph, node: Node, floor: float, strict: bool) -> Edit | None:
+    if node.op != "BatchNormalization":
+        return None
+    gamma, beta, mean, var = (graph.tensor(i).real_value().reshape(-1) for i in node.inputs[1:5])
+    _check_params(node, gamma, beta, mean, var)
+    a, b, floored = bn_coefficients(gamma, beta, mean, var, float(node.attr("epsilon", 1e-5)), floor)
+    notes = tuple(Note("bn_floor", node.name, f"channel {c}: variance {var[c]:.3g} raised to {floor:g}",
+                       {"channel": int(c), "variance": float(var[c]), "floor": floor})
+                  for c in np.flatnonzero(floored))
+    if notes and strict:
+        chans = ", ".join(f"{int(c)} (var {var[c]:.3g})" for c in np.flatnonzero(floored))
+        raise HlsgenError(f"node {node.name}: variance below bn.var_floor={floor:g} in channel(s) {chans}")
+    affine, consts = affine_node(node.name, node.inputs[0], node.outputs[0], a, b)
+    return Edit(remove=(node.name,), add=(affine,), tensors=consts, notes=notes)
+
+
+def _check_params(node: Node, *params: np.ndarray) -> None:
+    for label, p in zip(("scale", "B", "mean", "var"), params, strict=True):
+        bad = np.flatnonzero(~np.isfinite(p))
+        if bad.size:
+            raise HlsgenError(f"node {node.name}: BatchNormalization {label} is {p[bad[0]]} in channel "
+                              f"{int(bad[0])}")
+    negative = np.flatnonzero(params[3] < 0)
+    if negative.size:
+        c = int(negative[0])
+        raise HlsgenError(f"node {node.name}: BatchNormalization variance is negative ({params[3][c]:.3g}) "
+                          f"in channel {c}")
+
+
+def _fold_affine(graph: Graph, node: Node) -> Edit | None:
+    if node.op != "Affine":
+        return None
+    prev = graph.producer(node.inputs[0])
+    if prev is None or graph.single_consumer(node.inputs[0]) is None:
+        return None
+    a, b = graph.tensor(node.inputs[1]).real_value(), graph.tensor(node.inputs[2]).real_value()
+    if prev.op == "Affine":
+        pa, pb = graph.tensor(prev.inputs[1]).real_value(), graph.tensor(prev.inputs[2]).real_value()
+        merged, consts = affine_node(prev.name, prev.inputs[0], node.outputs[0], pa * a, pb * a + b)
+        return Edit(remove=(prev.name, node.name), add=(merged,), tensors=consts)
+    if prev.op not in ("Conv", "Gemm") or prev.attr("act") != "none" or len(prev.inputs) > 3:
+        return None
+    weight = _scaled_weight(graph.tensor(prev.inputs[1]), a, f"{prev.name}.weight_folded")
+    old_b = graph.tensor(prev.inputs[2]).real_value()
+    bias = Tensor(f"{prev.name}.bias_folded", old_b.shape, None, old_b * a + b)
+    fused = Node(prev.name, prev.op, (prev.inputs[0], weight.name, bias.name), node.outputs, prev.attrs)
+    return Edit(remove=(prev.name, node.name), add=(fused,), tensors=(weight, bias))
+
+
+def _scaled_weight(w: Tensor, a: np.ndarray, name: str) -> Tensor:
+    """Output channel c (axis 0) times a[c]: float weights are scaled; integer codes keep their
+    values and the per-channel scale takes a[c] (a zero a[c] zeroes the codes, keeping the scale)."""
+    shape = (-1,) + (1,) * (len(w.shape) - 1)
+    if not w.integer:
+        return Tensor(name, w.shape, None, w.real_value() * a.reshape(shape), False, w.aliases)
+    assert w.qtype is not None and w.data is not None
+    if w.qtype.axis not in (None, 0):
+        raise HlsgenError(f"weight {w.name}: quantized along axis {w.qtype.axis}, not per output channel")
+    scale = np.broadcast_to(w.qtype.scale, (w.shape[0],))
+    codes = np.where(a.reshape(shape) == 0, w.qtype.broadcast(len(w.shape))[1], w.data)
+    qtype = QType(w.qtype.int, np.where(a == 0, scale, scale * a),
+                  np.broadcast_to(w.qtype.zero_point, (w.shape[0],)), axis=0)
+    return Tensor(name, w.shape, qtype, codes.astype(np.int64), True, w.aliases)

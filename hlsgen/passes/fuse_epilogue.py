@@ -1,0 +1,74 @@
+"""Pass fuse_epilogue: a layer absorbs the residual Add and activation that follow it.
+
+Before:  x ─Conv─► c ─Add(skip)─► s ─Relu─► y        x ─Gemm─► g ─Clip(0, 6)─► y
+After:   x, skip ─Conv{act=relu}(x, W, b, skip)─► y  x ─Gemm{act=clip, clip_min=0, clip_max=6}─► y
+Requires: fold_bn (so a BatchNorm between Conv and Add is already inside the Conv).
+Math:    y = act(conv(x) + b + skip). Quantized, this is one requant with two multipliers sharing a
+         shift (the skip keeps its own scale) and a clamp: ReLU raises the lower clamp to the output
+         zero point, Clip/ReLU6 moves both clamps, LeakyReLU uses a second multiplier for v < 0.
+Refuses when: the layer output has other readers (it must stay visible), the layer already has an
+         activation, LeakyReLU after a residual add (stays a standalone requant). An Add whose two
+         inputs have different shapes is an error naming both nodes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hlsgen.errors import HlsgenError
+from hlsgen.ir import Edit, Graph, Node
+from hlsgen.passes.context import PassContext
+from hlsgen.passes.rewrite import rewrite_all
+
+LAYERS = ("Conv", "Gemm")
+
+
+def fuse_epilogue(graph: Graph, ctx: PassContext) -> Graph:
+    graph = rewrite_all(graph, _fuse_residual)
+    return rewrite_all(graph, _fuse_activation)
+
+
+def _fusable_layer(graph: Graph, tensor: str, ops: tuple[str, ...]) -> Node | None:
+    node = graph.producer(tensor)
+    if node is None or node.op not in ops or node.attr("act") != "none":
+        return None
+    return node if graph.single_consumer(tensor) is not None else None
+
+
+def _fuse_residual(graph: Graph, node: Node) -> Edit | None:
+    if node.op != "Add" or any(graph.is_const(i) for i in node.inputs):
+        return None
+    candidates = [(pos, c) for pos in (0, 1)
+                  if (c := _fusable_layer(graph, node.inputs[pos], ("Conv",))) and len(c.inputs) == 3]
+    if not candidates:
+        return None
+    order = {n.name: i for i, n in enumerate(graph.nodes)}
+    pos, conv = max(candidates, key=lambda pc: order[pc[1].name])  # the later branch is the main one
+    skip = node.inputs[1 - pos]
+    main_shape, skip_shape = graph.tensor(node.inputs[pos]).shape, graph.tensor(skip).shape
+    if main_shape != skip_shape:
+        other = graph.producer(skip)
+        raise HlsgenError(f"nodes {conv.name} and {other.name if other else skip} meet at {node.name} with "
+                          f"different shapes {list(main_shape)} and {list(skip_shape)}")
+    fused = Node(conv.name, "Conv", conv.inputs + (skip,), node.outputs, conv.attrs)
+    return Edit(remove=(conv.name, node.name), add=(fused,))
+
+
+def _fuse_activation(graph: Graph, node: Node) -> Edit | None:
+    if node.op not in ("Relu", "Clip", "LeakyRelu"):
+        return None
+    layer = _fusable_layer(graph, node.inputs[0], LAYERS)
+    if layer is None or (node.op == "LeakyRelu" and len(layer.inputs) > 3):
+        return None
+    fused = Node(layer.name, layer.op, layer.inputs, node.outputs, {**layer.attrs, **activation_attrs(node)})
+    return Edit(remove=(layer.name, node.name), add=(fused,))
+
+
+def activation_attrs(node: Node) -> dict[str, object]:
+    """Epilogue attributes equivalent to a standalone Relu / Clip / LeakyRelu node."""
+    if node.op == "Relu":
+        return {"act": "relu", "clip_min": 0.0, "clip_max": math.inf}
+    if node.op == "Clip":
+        return {"act": "clip", "clip_min": float(node.attr("min", -math.inf)),
+                "clip_max": float(node.attr("max", math.inf))}
+    return {"act": "leaky", "alpha": float(node.attr("alpha", 0.01))}

@@ -1,0 +1,212 @@
+"""Pass quantize: the calibrated float graph becomes the integer graph of docs/ir.md.
+
+Before:  x ─Conv{act, skip}─► … ─Gemm─► y ─Softmax─► p       (every hardware tensor has a qtype)
+After:   x ─QuantizeInput─► x.q ─QConv─► … ─QGemm─► y ─DequantizeOutput─► y.real ─Softmax─► p
+Requires: calibrate.
+Math:    per op, see hlsgen/passes/quantize_layer.py and docs/numerics.md. Integer tensors keep the
+         float graph's names; the host sides are QuantizeInput (float → codes, rounding from the
+         config) and DequantizeOutput before the host tail. Pass-through ops (MaxPool, Reshape,
+         Transpose) keep codes; where the model gives their output another qtype a QRequant follows.
+Refuses when: a per-layer requant does not fit (accumulator wider than quant.max_acc_bits, a ratio
+         too large for the multiplier, a bias out of range): error naming the node.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from hlsgen.ir import Graph, IntType, Node, QType, Tensor
+from hlsgen.numerics import shared_shift_multipliers
+from hlsgen.passes.check_supported import host_tail
+from hlsgen.passes.context import PassContext
+from hlsgen.passes.fuse_epilogue import activation_attrs
+from hlsgen.passes.quantize_layer import LayerSettings, clamp_codes, layer_attrs, weight_codes
+
+
+@dataclass
+class _Builder:
+    """Collects the integer graph's nodes and tensors while the float graph is walked."""
+
+    float_graph: Graph
+    settings: Callable[[str], LayerSettings]
+    rounding: str
+    nodes: list[Node]
+    tensors: dict[str, Tensor]
+
+    def int_tensor(self, name: str, qtype_from: str | None = None) -> str:
+        t = self.float_graph.tensor(name)
+        src = self.float_graph.tensor(qtype_from) if qtype_from else t
+        self.tensors[name] = replace(t, qtype=src.qtype, integer=True)
+        return name
+
+    def const(self, name: str, values: np.ndarray, qtype: QType) -> str:
+        self.tensors[name] = Tensor(name, tuple(values.shape), qtype, values.astype(np.int64), True)
+        return name
+
+
+def quantize(graph: Graph, ctx: PassContext) -> Graph:
+    b = _Builder(graph, lambda name: _settings(ctx, name), ctx.config.quant.rounding, [], {})
+    tail = host_tail(graph)
+    x = graph.inputs[0]
+    b.tensors[x] = graph.tensor(x)
+    b.nodes.append(Node(f"{x}.quantize", "QuantizeInput", (x,), (f"{x}.q",),
+                        {"rounding": ctx.config.quant.rounding}))
+    b.tensors[f"{x}.q"] = replace(graph.tensor(x), name=f"{x}.q", integer=True)
+    b.float_graph = graph.with_tensor(replace(graph.tensor(x), name=f"{x}.q"))
+    renamed = {x: f"{x}.q"}
+    for n in graph.nodes:
+        if n.name in tail:
+            continue
+        n = replace(n, inputs=tuple(renamed.get(i, i) for i in n.inputs))
+        LOWERINGS[n.op](b, n)
+    outputs = _host_side(graph, b, tail)
+    return replace(graph, nodes=tuple(b.nodes), tensors=b.tensors, outputs=outputs,
+                   meta={**graph.meta, "quantized": True}).prune()
+
+
+def _host_side(graph: Graph, b: _Builder, tail: set[str]) -> tuple[str, ...]:
+    """DequantizeOutput for every hardware tensor the host reads; the tail ops follow unchanged."""
+    produced_by_tail = {o for n in graph.nodes if n.name in tail for o in n.outputs}
+    boundary = [o for o in graph.outputs if o not in produced_by_tail]
+    for n in graph.nodes:
+        if n.name in tail:
+            boundary += [i for i in n.inputs if i not in produced_by_tail and not graph.is_const(i)]
+    real = {t: f"{t}.real" for t in dict.fromkeys(boundary)}
+    for t, r in real.items():
+        b.nodes.append(Node(f"{t}.dequantize", "DequantizeOutput", (t,), (r,)))
+        b.tensors[r] = replace(graph.tensor(t), name=r, integer=False)
+    for n in graph.nodes:
+        if n.name in tail:
+            b.nodes.append(replace(n, inputs=tuple(real.get(i, i) for i in n.inputs)))
+            b.tensors.update({o: graph.tensor(o) for o in n.outputs})
+            b.tensors.update({i: graph.tensor(i) for i in n.inputs if graph.is_const(i)})
+    return tuple(real.get(o, o) for o in graph.outputs)
+
+
+def _settings(ctx: PassContext, name: str) -> LayerSettings:
+    q = ctx.config.quant
+    override = ctx.config.layers.get(name)
+    bits = override.weight_bits if override is not None and override.weight_bits is not None else q.weight_bits
+    return LayerSettings(int(bits), q.multiplier_bits, q.bias_bits, q.max_acc_bits, q.rounding)
+
+
+# ---- lowerings, one per float op ------------------------------------------------------------------
+def _layer(b: _Builder, n: Node) -> None:
+    st = b.settings(n.name)
+    w = b.float_graph.tensor(n.inputs[1])
+    codes, s_w = weight_codes(w, st.weight_bits, n)
+    attrs, bias = layer_attrs(b.float_graph, n, codes, s_w, st)
+    w_type = w.qtype.int if w.integer and w.qtype else IntType(st.weight_bits, True, narrow=True)
+    zeros = np.zeros(len(s_w), dtype=np.int64)
+    w_name = b.const(f"{n.name}.w", codes, QType(w_type, s_w, zeros, axis=0))
+    s_x = float(b.float_graph.tensor(n.inputs[0]).qtype.scale)  # type: ignore[union-attr]
+    bias_type = IntType(max(attrs["acc_bits"], 2), True)
+    bias_name = b.const(f"{n.name}.bias", bias, QType(bias_type, s_x * s_w, zeros, axis=0))
+    geometry = {k: n.attrs[k] for k in ("strides", "pads", "dilations", "group") if k in n.attrs}
+    if n.op == "Conv":
+        geometry["pad_value"] = int(b.float_graph.tensor(n.inputs[0]).qtype.zero_point)  # type: ignore[union-attr]
+    inputs = (n.inputs[0], w_name, bias_name) + n.inputs[3:]
+    b.nodes.append(Node(n.name, "Q" + n.op, inputs, n.outputs, {**geometry, **attrs}))
+    b.int_tensor(n.outputs[0])
+
+
+def _add(b: _Builder, n: Node) -> None:
+    qa, qb, qy = (b.float_graph.tensor(t).qtype for t in (*n.inputs, n.outputs[0]))
+    assert qa is not None and qb is not None and qy is not None
+    (ma, mb), shift = shared_shift_multipliers([np.float64(qa.scale / qy.scale),
+                                                np.float64(qb.scale / qy.scale)], b.settings(n.name).multiplier_bits)
+    attrs = {"a_zp": int(qa.zero_point), "b_zp": int(qb.zero_point), "a_mult": _ints(ma), "b_mult": _ints(mb),
+             **_requant(b, n, shift, qy)}
+    b.nodes.append(Node(n.name, "QAdd", n.inputs, n.outputs, attrs))
+    b.int_tensor(n.outputs[0])
+
+
+def _activation(b: _Builder, n: Node) -> None:
+    """A standalone Relu/Clip/LeakyRelu: a per-tensor requant with clamps."""
+    qx, qy = (b.float_graph.tensor(t).qtype for t in (n.inputs[0], n.outputs[0]))
+    assert qx is not None and qy is not None
+    act = activation_attrs(n)
+    ratio = np.float64(qx.scale / qy.scale)
+    ratios = [ratio, ratio * act["alpha"]] if act["act"] == "leaky" else [ratio]
+    mults, shift = shared_shift_multipliers(ratios, b.settings(n.name).multiplier_bits)
+    _emit_requant(b, n.name, n.inputs[0], n.outputs[0], mults, shift, act)
+
+
+def _emit_requant(b: _Builder, name: str, x: str, y: str, mults: list[np.ndarray], shift: np.ndarray,
+                  act: dict[str, Any]) -> None:
+    qx, qy = b.float_graph.tensor(x).qtype, b.float_graph.tensor(y).qtype
+    assert qx is not None and qy is not None
+    lo, hi = clamp_codes(qy, act.get("clip_min", -math.inf), act.get("clip_max", math.inf))
+    attrs = {"x_zp": int(qx.zero_point), "axis": 1, "mult": _ints(mults[0]), "shift": _ints(shift),
+             "mult_neg": _ints(mults[1]) if len(mults) > 1 else None, "zp": int(qy.zero_point),
+             "lo": lo, "hi": hi, "rounding": b.rounding}
+    b.nodes.append(Node(name, "QRequant", (x,), (y,), attrs))
+    b.int_tensor(y)
+
+
+def _avgpool(b: _Builder, n: Node) -> None:
+    x = b.float_graph.tensor(n.inputs[0])
+    qx, qy = x.qtype, b.float_graph.tensor(n.outputs[0]).qtype
+    assert qx is not None and qy is not None
+    if n.op == "GlobalAveragePool":
+        geometry = {"kernel": tuple(x.shape[2:]), "strides": (1, 1), "pads": (0, 0, 0, 0), "count_include_pad": 1}
+    else:
+        geometry = {k: n.attrs[k] for k in ("kernel", "strides", "pads", "count_include_pad")}
+    area = int(np.prod(geometry["kernel"]))
+    mults, shift = shared_shift_multipliers([np.float64(qx.scale / (qy.scale * area))],
+                                            b.settings(n.name).multiplier_bits)
+    attrs = {**geometry, "x_zp": int(qx.zero_point), "mult": _ints(mults[0]), **_requant(b, n, shift, qy)}
+    b.nodes.append(Node(n.name, "QAvgPool", n.inputs, n.outputs, attrs))
+    b.int_tensor(n.outputs[0])
+
+
+def _passthrough(b: _Builder, n: Node) -> None:
+    """MaxPool/Reshape/Transpose work on codes; a differing output qtype gets a QRequant after."""
+    x, y = n.inputs[0], n.outputs[0]
+    qx, qy = b.float_graph.tensor(x).qtype, b.float_graph.tensor(y).qtype
+    attrs = dict(n.attrs)
+    if n.op == "MaxPool":
+        assert qx is not None
+        attrs["pad_value"] = qx.int.lo
+    op = "QMaxPool" if n.op == "MaxPool" else n.op
+    if qx == qy:
+        b.nodes.append(Node(n.name, op, n.inputs, n.outputs, attrs))
+        b.int_tensor(y)
+        return
+    mid = f"{y}.pre"
+    b.tensors[mid] = replace(b.float_graph.tensor(y), name=mid, qtype=qx, integer=True)
+    b.nodes.append(Node(n.name, op, n.inputs, (mid,), attrs))
+    assert qx is not None and qy is not None
+    mults, shift = shared_shift_multipliers([np.float64(qx.scale / qy.scale)], b.settings(n.name).multiplier_bits)
+    b.float_graph = b.float_graph.with_tensor(b.tensors[mid])
+    _emit_requant(b, f"{n.name}.requant", mid, y, mults, shift, {})
+
+
+def _requant(b: _Builder, n: Node, shift: np.ndarray, qy: QType) -> dict[str, Any]:
+    lo, hi = clamp_codes(qy, -math.inf, math.inf)
+    return {"shift": _ints(shift), "zp": int(qy.zero_point), "lo": lo, "hi": hi, "rounding": b.rounding,
+            "mult_neg": None}
+
+
+def _ints(a: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(v) for v in np.asarray(a).reshape(-1))
+
+
+LOWERINGS: dict[str, Callable[[_Builder, Node], None]] = {
+    "Conv": _layer,
+    "Gemm": _layer,
+    "Add": _add,
+    "Relu": _activation,
+    "Clip": _activation,
+    "LeakyRelu": _activation,
+    "AveragePool": _avgpool,
+    "GlobalAveragePool": _avgpool,
+    "MaxPool": _passthrough,
+    "Reshape": _passthrough,
+    "Transpose": _passthrough,
+}

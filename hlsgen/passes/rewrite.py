@@ -1,0 +1,35 @@
+"""The one rewrite mechanism: a rule looks at a node and returns an Edit, or None to decline.
+
+`rewrite_all` applies a rule until no node matches. Rules stay small: match a pattern anchored at one
+node, check conditions, and describe the replacement; graph surgery lives in `Graph.apply`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from hlsgen.ir import Edit, Graph, Node
+
+Rule = Callable[[Graph, Node], Edit | None]
+
+_MAX_REWRITES = 100_000
+
+
+def rewrite_all(graph: Graph, rule: Rule) -> Graph:
+    """Apply `rule` at the first matching node, repeatedly, until nothing matches."""
+    for _ in range(_MAX_REWRITES):
+        for node in graph.nodes:
+            edit = rule(graph, node)
+            if edit is not None:
+                graph = graph.apply(edit)
+                break
+        else:
+            return graph
+    raise RuntimeError(f"rewrite {rule.__name__} did not converge")
+
+
+def const_value(graph: Graph, name: str) -> np.ndarray | None:
+    """Real value of a constant input, or None when it is not a constant."""
+    return graph.tensor(name).real_value() if graph.is_const(name) else None

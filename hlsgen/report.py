@@ -1,0 +1,155 @@
+"""The compile report: per-layer facts and measured error figures, as JSON and Markdown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hlsgen.api import Compilation, float_reference, run_golden
+from hlsgen.ir import Graph, Node
+
+HOST_BOUNDARY_OPS = ("QuantizeInput", "DequantizeOutput")
+
+
+def build_report(c: Compilation) -> dict[str, Any]:
+    g = c.graph
+    tail = [n for n in g.nodes if n.name in _tail_names(g)]
+    layers = [layer_row(g, n) for n in g.nodes if n.op not in HOST_BOUNDARY_OPS and n not in tail]
+    return {
+        "model": {"name": g.name, "source": g.meta.get("source"), "format": g.meta.get("format"),
+                  "input": {"name": g.inputs[0], "shape": list(c.source.tensor(g.inputs[0]).shape)},
+                  "outputs": list(c.source.outputs)},
+        "config": c.config.to_dict(),
+        "layers": layers,
+        "totals": {"layers": len(layers), "macs": sum(r["macs"] for r in layers),
+                   "weight_bits": sum(r["weight_count"] * (r["weight_bits"] or 0) for r in layers)},
+        "host_tail": [{"name": n.name, "op": n.op} for n in tail],
+        "bn_floored": [dict(note.data, node=note.node) for note in g.notes if note.kind == "bn_floor"],
+        "notes": [{"kind": n.kind, "node": n.node, "message": n.message} for n in g.notes
+                  if n.kind != "bn_floor"],
+        "errors": measured_errors(c),
+    }
+
+
+def _tail_names(g: Graph) -> set[str]:
+    after = {n.outputs[0] for n in g.nodes if n.op == "DequantizeOutput"}
+    names: set[str] = set()
+    for n in g.nodes:
+        if any(i in after for i in n.inputs):
+            names.add(n.name)
+            after.update(n.outputs)
+    return names
+
+
+def layer_row(g: Graph, n: Node) -> dict[str, Any]:
+    x, y = g.tensor(n.inputs[0]), g.tensor(n.outputs[0])
+    w = g.tensor(n.inputs[1]) if n.op in ("QConv", "QGemm") else None
+    row: dict[str, Any] = {
+        "name": n.name, "op": n.op, "epilogue": _epilogue(n),
+        "inputs": [list(g.tensor(i).shape) for i in n.inputs if not g.is_const(i)],
+        "output": list(y.shape), "macs": macs(g, n),
+        "weight_bits": w.qtype.int.bits if w is not None and w.qtype else None,
+        "weight_count": int(np.prod(w.shape)) if w is not None else 0,
+        "act_in": _qdesc(x), "act_out": _qdesc(y), "acc_bits": n.attr("acc_bits"),
+    }
+    if w is not None and w.qtype is not None:
+        s = np.abs(w.qtype.scale)
+        row["weight_scale"] = {"min": float(s.min()), "max": float(s.max())}
+    return row
+
+
+def _qdesc(t: Any) -> dict[str, Any] | None:
+    q = t.qtype
+    if q is None or q.per_channel:
+        return None
+    return {"type": str(q.int), "scale": float(q.scale), "zero_point": int(q.zero_point)}
+
+
+def _epilogue(n: Node) -> str:
+    parts = []
+    if n.op == "QConv" and len(n.inputs) > 3:
+        parts.append("residual add")
+    act = n.attr("act")
+    if act and act != "none":
+        parts.append(str(act))
+    if n.op in ("QConv", "QGemm", "QAvgPool", "QAdd", "QRequant"):
+        parts.append("requant")
+    return " + ".join(parts)
+
+
+def macs(g: Graph, n: Node) -> int:
+    """Multiply-accumulates per input image."""
+    if n.op not in ("QConv", "QGemm"):
+        return 0
+    w = g.tensor(n.inputs[1]).shape
+    out = g.tensor(n.outputs[0]).shape
+    if n.op == "QGemm":
+        return int(w[0] * w[1])
+    return int(np.prod(out[1:]) * np.prod(w[1:]))
+
+
+def measured_errors(c: Compilation) -> dict[str, Any]:
+    """Fold error (float source vs folded/fused float graph) and end-to-end golden error."""
+    ref = float_reference(c, c.sample)
+    out: dict[str, Any] = {"sample": f"{len(c.sample)} "
+                           + ("synthetic N(0,1) inputs" if c.sample_is_synthetic else "calibration inputs")}
+    if any(n.op in ("QuantizeLinear", "DequantizeLinear") for n in c.source.nodes):
+        out["fold_relative"] = None
+        out["fold_note"] = "quantized source: BatchNorm absorbed into requant, no float fold to measure"
+    else:
+        fused = float_reference(c, c.sample, c.float_graph)
+        out["fold_relative"] = max(_relative(a, b) for a, b in zip(ref, fused, strict=True))
+    golden = run_golden(c, c.sample)
+    out["golden_vs_float_relative"] = [_relative(r, q) for r, q in zip(ref, golden, strict=True)]
+    out["argmax_agreement"] = [float(np.mean(np.argmax(r.reshape(len(r), -1), 1) ==
+                                             np.argmax(q.reshape(len(q), -1), 1)))
+                               for r, q in zip(ref, golden, strict=True)]
+    return out
+
+
+def _relative(ref: np.ndarray, other: np.ndarray) -> float:
+    scale = float(np.max(np.abs(ref)))
+    return float(np.max(np.abs(ref - other)) / scale) if scale > 0 else float(np.max(np.abs(other)))
+
+
+# ---- Markdown ------------------------------------------------------------------------------------
+def render_markdown(r: dict[str, Any]) -> str:
+    m, e = r["model"], r["errors"]
+    lines = [f"# hlsgen report: {m['name']}", "",
+             f"Source `{m['source']}` ({m['format']}), input `{m['input']['name']}` {m['input']['shape']}.",
+             f"{r['totals']['layers']} hardware layers, {r['totals']['macs']:,} MACs per image, "
+             f"{r['totals']['weight_bits'] // 8:,} bytes of weights.", "",
+             "| layer | op | epilogue | in | out | MACs | w bits | act in → out | acc bits |",
+             "|---|---|---|---|---|---:|---:|---|---:|"]
+    for row in r["layers"]:
+        lines.append(f"| {row['name']} | {row['op']} | {row['epilogue']} | {_shapes(row['inputs'])} | "
+                     f"{_shapes([row['output']])} | {row['macs']:,} | {row['weight_bits'] or ''} | "
+                     f"{_act(row['act_in'])} → {_act(row['act_out'])} | {row['acc_bits'] or ''} |")
+    lines += ["", "## Host side", "",
+              "Input quantization (float → codes) and output dequantization run on the host."]
+    lines += [f"- tail op `{t['name']}` ({t['op']}) runs on the host in float" for t in r["host_tail"]]
+    lines += ["", "## BatchNorm variance floor", ""]
+    lines += [f"- `{f['node']}` channel {f['channel']}: variance {f['variance']:.3g} raised to {f['floor']:g}"
+              for f in r["bn_floored"]] or ["No channel was floored."]
+    lines += ["", "## Measured error", "", f"On {e['sample']}:",
+              f"- fold error (float model vs folded/fused float graph, max relative): {_num(e['fold_relative'])}"
+              + (f" — {e['fold_note']}" if e.get("fold_note") else ""),
+              f"- golden (integer, dequantized) vs float model, max relative per output: "
+              f"{', '.join(_num(v) for v in e['golden_vs_float_relative'])}",
+              f"- argmax agreement per output: {', '.join(f'{v:.0%}' for v in e['argmax_agreement'])}"]
+    if r["notes"]:
+        lines += ["", "## Notes", ""] + [f"- [{n['kind']}] `{n['node']}`: {n['message']}" for n in r["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def _shapes(shapes: list[list[int]]) -> str:
+    return ", ".join("×".join(map(str, s)) for s in shapes)
+
+
+def _act(q: dict[str, Any] | None) -> str:
+    return f"{q['type']} s={q['scale']:.4g} zp={q['zero_point']}" if q else "-"
+
+
+def _num(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.3g}"
