@@ -58,7 +58,8 @@ def save_arrays(path: str | Path, arrays: list[np.ndarray], names: list[str]) ->
     tmp = p.with_name(f".{p.name}.tmp")
     with open(tmp, "wb") as f:
         if p.suffix == ".npz":
-            np.savez(f, **dict(zip(names, arrays, strict=True)))
+            named: dict[str, Any] = dict(zip(names, arrays, strict=True))
+            np.savez(f, **named)
         else:
             np.save(f, arrays[0])
     os.replace(tmp, p)

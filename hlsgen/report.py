@@ -133,7 +133,8 @@ def render_markdown(r: dict[str, Any]) -> str:
     lines += [f"- `{f['node']}` channel {f['channel']}: variance {f['variance']:.3g} raised to {f['floor']:g}"
               for f in r["bn_floored"]] or ["No channel was floored."]
     lines += ["", "## Measured error", "", f"On {e['sample']}:",
-              f"- fold error (float model vs folded/fused float graph, max relative): {_num(e['fold_relative'])}"
+              "- fold error (float model vs folded/fused float graph, max relative): "
+              f"{_num(e['fold_relative'])}"
               + (f" — {e['fold_note']}" if e.get("fold_note") else ""),
               f"- golden (integer, dequantized) vs float model, max relative per output: "
               f"{', '.join(_num(v) for v in e['golden_vs_float_relative'])}",

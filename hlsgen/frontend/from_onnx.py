@@ -122,6 +122,7 @@ class _Translator:
         self.tensors: dict[str, Tensor] = {}
         self.nodes: list[Node] = []
         self.problems: list[tuple[str, str, str]] = []
+        self.undefined: list[str] = []  # tensors no translated node produced
         self.used_names = {vi.name for vi in g.input} | set(self.consts) | set(self.producers)
         self.node_names = _node_names(g.node)
 
@@ -154,6 +155,8 @@ class _Translator:
                 self._guard(node, i, lambda n=node, i=i: self._translate(n, self.node_names[i]))
         if self.problems:
             raise UnsupportedModelError(self.source, self.problems)
+        if self.undefined:
+            raise HlsgenError(f"{self.source}: tensor '{self.undefined[0]}' is used but never produced")
         return self._graph()
 
     def _guard(self, node: onnx.NodeProto, index: int, fn: Any) -> None:
@@ -161,8 +164,8 @@ class _Translator:
             fn()
         except Unsupported as e:
             self.problems.append((self.node_names[index], node.op_type, str(e)))
-        except Poisoned:
-            pass  # an input comes from a node already reported
+        except Poisoned as e:  # usually an input comes from a node already reported
+            self.undefined.append(str(e))
 
     def _constant(self, node: onnx.NodeProto) -> None:
         value, elem = _constant_node_value(node)

@@ -5,4 +5,7 @@ from hlsgen.ir.printer import format_graph
 from hlsgen.ir.types import INT8, INT32, UINT8, IntType, QType
 from hlsgen.ir.verify import VerifyError, verify
 
-__all__ = ["INT8", "INT32", "UINT8", "Edit", "Graph", "IntType", "Node", "Note", "QType", "Tensor", "VerifyError", "format_graph", "verify"]
+__all__ = [
+    "INT8", "INT32", "UINT8", "Edit", "Graph", "IntType", "Node", "Note", "QType", "Tensor", "VerifyError",
+    "format_graph", "verify",
+]

@@ -8,6 +8,7 @@ along `axis`. Rounding and saturation are not part of a type; they belong to the
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,7 +46,7 @@ INT32 = IntType(32, True)
 
 
 def _frozen_array(values: object, dtype: type) -> np.ndarray:
-    arr = np.array(values, dtype=dtype)
+    arr: np.ndarray = np.array(values, dtype=dtype)
     arr.setflags(write=False)
     return arr
 
@@ -57,9 +58,9 @@ class QType:
     int: IntType
     scale: np.ndarray = field()
     zero_point: np.ndarray = field()
-    axis: int | None = None
+    axis: builtins.int | None = None
 
-    def __init__(self, int: IntType, scale: object, zero_point: object = 0, axis: int | None = None):
+    def __init__(self, int: IntType, scale: object, zero_point: object = 0, axis: builtins.int | None = None):
         s = _frozen_array(scale, np.float64)
         z = _frozen_array(zero_point, np.int64)
         if axis is None and (s.ndim != 0 or z.ndim != 0):
@@ -83,7 +84,7 @@ class QType:
     def per_channel(self) -> bool:
         return self.axis is not None
 
-    def broadcast(self, ndim: int) -> tuple[np.ndarray, np.ndarray]:
+    def broadcast(self, ndim: builtins.int) -> tuple[np.ndarray, np.ndarray]:
         """scale and zero point shaped to broadcast against a tensor of rank `ndim`."""
         if self.axis is None:
             return self.scale, self.zero_point
@@ -103,7 +104,7 @@ class QType:
             and np.array_equal(self.zero_point, other.zero_point)
         )
 
-    def __hash__(self) -> int:
+    def __hash__(self) -> builtins.int:
         return hash((self.int, self.axis, self.scale.tobytes(), self.zero_point.tobytes()))
 
     def __repr__(self) -> str:

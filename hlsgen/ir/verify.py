@@ -25,9 +25,9 @@ def _structure(graph: Graph) -> list[str]:
     problems: list[str] = []
     names: set[str] = set()
     produced: set[str] = set(graph.inputs)
-    for t in graph.inputs:
-        if t not in graph.tensors:
-            problems.append(f"input {t} has no tensor")
+    for name in graph.inputs:
+        if name not in graph.tensors:
+            problems.append(f"input {name} has no tensor")
     for n in graph.nodes:
         if n.name in names:
             problems.append(f"duplicate node name {n.name}")

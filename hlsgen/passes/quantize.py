@@ -153,6 +153,7 @@ def _avgpool(b: _Builder, n: Node) -> None:
     x = b.float_graph.tensor(n.inputs[0])
     qx, qy = x.qtype, b.float_graph.tensor(n.outputs[0]).qtype
     assert qx is not None and qy is not None
+    geometry: dict[str, Any]
     if n.op == "GlobalAveragePool":
         geometry = {"kernel": tuple(x.shape[2:]), "strides": (1, 1), "pads": (0, 0, 0, 0), "count_include_pad": 1}
     else:
@@ -182,7 +183,8 @@ def _passthrough(b: _Builder, n: Node) -> None:
     b.tensors[mid] = replace(b.float_graph.tensor(y), name=mid, qtype=qx, integer=True)
     b.nodes.append(Node(n.name, op, n.inputs, (mid,), attrs))
     assert qx is not None and qy is not None
-    mults, shift = shared_shift_multipliers([np.float64(qx.scale / qy.scale)], b.settings(n.name).multiplier_bits)
+    ratio = np.float64(qx.scale / qy.scale)
+    mults, shift = shared_shift_multipliers([ratio], b.settings(n.name).multiplier_bits)
     b.float_graph = b.float_graph.with_tensor(b.tensors[mid])
     _emit_requant(b, f"{n.name}.requant", mid, y, mults, shift, {})
 
