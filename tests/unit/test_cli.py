@@ -1,0 +1,101 @@
+"""CLI behaviour: exit codes, one-line errors, atomic and deterministic output."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import model_zoo
+from hlsgen import compile_model, run_golden
+from hlsgen.cli import main
+
+
+@pytest.fixture(scope="module")
+def mlp_model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("mlp")
+    model = model_zoo.mlp(seed=3)
+    path = folder / "mlp.onnx"
+    path.write_bytes(model.SerializeToString())
+    calib = folder / "calib.npy"
+    np.save(calib, model_zoo.random_inputs(model, 32, seed=1))
+    return path, calib
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hlsgen.cli", *args], capture_output=True, text=True)
+
+
+def test_missing_model_is_one_line_exit_2(tmp_path: Path) -> None:
+    r = _cli("compile", str(tmp_path / "nope.onnx"), "-o", str(tmp_path / "out"))
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "nope.onnx" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_debug_shows_traceback(tmp_path: Path) -> None:
+    r = _cli("--debug", "inspect", str(tmp_path / "nope.onnx"))
+    assert r.returncode != 0 and "Traceback" in r.stderr
+
+
+def test_unknown_config_key_suggests(mlp_model: tuple[Path, Path], tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("quant:\n  weigth_bits: 4\n")
+    r = _cli("compile", str(mlp_model[0]), "--calib", str(mlp_model[1]), "-c", str(cfg), "-o", str(tmp_path / "o"))
+    assert r.returncode == 2 and "weigth_bits" in r.stderr and "weight_bits" in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_float_model_without_calibration_is_refused(mlp_model: tuple[Path, Path], tmp_path: Path) -> None:
+    r = _cli("compile", str(mlp_model[0]), "-o", str(tmp_path / "o"))
+    assert r.returncode == 2 and "--calib" in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_failed_compile_keeps_previous_output(mlp_model: tuple[Path, Path], tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    assert main(["compile", str(mlp_model[0]), "--calib", str(mlp_model[1]), "-o", str(out)]) == 0
+    before = (out / "report.json").read_bytes()
+    assert main(["compile", str(mlp_model[0]), "-o", str(out)]) == 2  # no calibration: fails
+    assert (out / "report.json").read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["o"]  # no temporary folders left behind
+
+
+def test_compile_is_deterministic(mlp_model: tuple[Path, Path], tmp_path: Path) -> None:
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"o{i}"
+        assert main(["compile", str(mlp_model[0]), "--calib", str(mlp_model[1]), "-o", str(out)]) == 0
+        outs.append({p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
+    assert outs[0] == outs[1] and len(outs[0]) > 5
+
+
+def test_run_int_matches_api(mlp_model: tuple[Path, Path], tmp_path: Path) -> None:
+    x = model_zoo.random_inputs(model_zoo.mlp(seed=3), 5, seed=9)
+    np.save(tmp_path / "x.npy", x)
+    assert main(["run", str(mlp_model[0]), "--calib", str(mlp_model[1]), "--input", str(tmp_path / "x.npy"),
+                 "--output", str(tmp_path / "q.npy"), "--int"]) == 0
+    expected = run_golden(compile_model(mlp_model[0], calib=mlp_model[1]), x, integer=True)[0]
+    got = np.load(tmp_path / "q.npy")
+    assert np.array_equal(got, expected)
+    got[0, 0] += 1  # negative control: one changed code is seen
+    assert not np.array_equal(got, expected)
+
+
+def test_wrong_input_shape_names_file(mlp_model: tuple[Path, Path], tmp_path: Path) -> None:
+    np.save(tmp_path / "bad.npy", np.zeros((2, 7), np.float32))
+    r = _cli("run", str(mlp_model[0]), "--calib", str(mlp_model[1]), "--input", str(tmp_path / "bad.npy"),
+             "--output", str(tmp_path / "y.npy"))
+    assert r.returncode == 2 and "bad.npy" in r.stderr and "[N, 32]" in r.stderr
+    assert not (tmp_path / "y.npy").exists()
+
+
+def test_inspect_lists_layers_and_tail(tmp_path: Path) -> None:
+    path = tmp_path / "r.onnx"
+    path.write_bytes(model_zoo.resnet_tiny().SerializeToString())
+    r = _cli("inspect", str(path))
+    assert r.returncode == 0, r.stderr
+    assert "residual add + relu" in r.stdout and "Softmax" in r.stdout
