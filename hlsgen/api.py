@@ -56,7 +56,9 @@ def load_compile_config(config: Config | str | Path | None, source: Graph) -> Co
     if isinstance(config, Config):
         return config
     base = {"quant": source.meta["quant"]} if source.meta.get("quant") else None
-    return load_config(config, base)
+    cfg = load_config(config, base)
+    cfg.check_layer_names([n.name for n in source.nodes])
+    return cfg
 
 
 def run_passes(graph: Graph, passes: list[Pass], ctx: PassContext,

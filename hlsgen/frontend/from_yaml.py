@@ -45,7 +45,7 @@ def load_yaml_model(path: str | Path) -> Graph:
     data = read_yaml_mapping(path, "model")
     top = Where(source)
     check_keys(data, TOP_KEYS, top)
-    name = _ident(get_str(data, "name", top, Path(path).stem.replace("-", "_")), "name", top)
+    name = _ident(get_str(data, "name", top, _default_name(Path(path))), "name", top)
     if "description" in data:
         get_str(data, "description", top)
     x_name, x_shape = _parse_input(data, top)
@@ -66,6 +66,11 @@ def load_yaml_model(path: str | Path) -> Graph:
         "seed": weights.seed,
     }
     return Graph(name, tuple(b.nodes), b.tensors, (x_name,), (out,), tuple(weights.unused_notes()), meta)
+
+
+def _default_name(path: Path) -> str:
+    name = re.sub(r"[^A-Za-z0-9_]", "_", path.stem)
+    return name if _IDENT.match(name) else f"model_{name}"
 
 
 def _ident(value: str, what: str, where: Where) -> str:

@@ -73,9 +73,11 @@ class Weights:
 
     def npz(self, rel: str, where: Where) -> dict[str, np.ndarray]:
         if rel not in self._npz:
-            path = self._resolve(rel, where)
+            archive = self._load(rel, where)
+            if not isinstance(archive, np.lib.npyio.NpzFile):
+                raise where.error(f"weights file {rel!r} is not an .npz archive")
             try:
-                with np.load(path, allow_pickle=False) as archive:
+                with archive:
                     self._npz[rel] = {k: archive[k] for k in archive.files}
             except (OSError, ValueError, zipfile.BadZipFile) as exc:
                 raise where.error(f"cannot read weights file {rel!r}: {exc}") from None
@@ -85,20 +87,23 @@ class Weights:
     def npy(self, rel: Any, where: Where) -> np.ndarray:
         if not isinstance(rel, str) or not rel.endswith(".npy"):
             raise where.error(f"weights entries must name .npy files, got {rel!r}")
-        path = self._resolve(rel, where)
+        arr = self._load(rel, where)
+        if not isinstance(arr, np.ndarray):
+            arr.close()
+            raise where.error(f"weights file {rel!r} is not an .npy array")
+        return arr
+
+    def _load(self, rel: str, where: Where) -> Any:
+        path = Path(rel) if Path(rel).is_absolute() else self.folder / rel
+        if not path.is_file():
+            raise where.error(f"weights file {rel!r} not found (looked for {path})")
         try:
-            return np.asarray(np.load(path, allow_pickle=False))
-        except (OSError, ValueError) as exc:
+            return np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             raise where.error(f"cannot read weights file {rel!r}: {exc}") from None
 
     def mark_used(self, rel: str, key: str) -> None:
         self._used[rel].add(key)
-
-    def _resolve(self, rel: str, where: Where) -> Path:
-        path = Path(rel) if Path(rel).is_absolute() else self.folder / rel
-        if not path.is_file():
-            raise where.error(f"weights file {rel!r} not found (looked for {path})")
-        return path
 
     def unused_notes(self) -> list[Note]:
         """A warning per .npz holding arrays no layer read (usually a misspelt layer name)."""

@@ -76,7 +76,8 @@ def test_per_layer_overrides(tmp_path: Path) -> None:
     assert cfg.weight_bits("other") == 6
     assert cfg.to_dict()["layers"] == {"conv1": {"weight_bits": 4}, "fc": {"weight_bits": 8, "act_bits": 16}}
     cfg.check_layer_names(["conv1", "fc", "x"])
-    with pytest.raises(HlsgenError, match=r"'layers.conv1' names no layer of the model \(did you mean 'conv_1'"):
+    expected = r"'layers.conv1' names no layer of the model \(did you mean 'conv_1'"
+    with pytest.raises(HlsgenError, match=expected):
         cfg.check_layer_names(["conv_1", "fc"])
 
 

@@ -57,6 +57,12 @@ def mlp_weights(tmp_path: Path, seed: int = 0) -> dict[str, np.ndarray]:
     return arrays
 
 
+def data(graph: Graph, name: str) -> np.ndarray:
+    arr = graph.tensor(name).data
+    assert arr is not None, name
+    return arr
+
+
 def ops(graph: Graph) -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
     return [(n.name, n.op, n.inputs, n.outputs) for n in graph.nodes]
 
@@ -76,14 +82,14 @@ def test_mlp_nodes_shapes_and_exact_weights(tmp_path: Path) -> None:
     shapes = {t: g.tensor(t).shape for t in ("x", "fc1.gemm", "fc1", "fc2", "softmax_2")}
     assert shapes == {"x": (1, 64), "fc1.gemm": (1, 32), "fc1": (1, 32), "fc2": (1, 10), "softmax_2": (1, 10)}
     for key, arr in arrays.items():
-        data = g.tensor(key).data
-        assert data is not None and data.dtype == arr.dtype and np.array_equal(data, arr)
+        assert data(g, key).dtype == arr.dtype and np.array_equal(data(g, key), arr)
     assert g.notes == ()
 
 
 def test_meta(tmp_path: Path) -> None:
     mlp_weights(tmp_path)
-    text = MLP + "quant: {weight_bits: 4, percentile: 99.9}\ncalibration: {samples: 8, distribution: uniform}\n"
+    text = MLP + ("quant: {weight_bits: 4, percentile: 99.9}\n"
+                  "calibration: {samples: 8, distribution: uniform}\n")
     g = load(tmp_path, text)
     assert g.meta["format"] == "yaml" and g.meta["source"] == str(tmp_path / "model.yaml")
     assert g.meta["quant"] == {"weight_bits": 4, "percentile": 99.9}
@@ -133,9 +139,9 @@ layers:
   - {name: out, op: dense, units: 2, weights: {weight: fw.npy, bias: fb.npy}}
 """)
     for key, arr in {**bn, **conv}.items():
-        assert np.array_equal(g.tensor(key).data, arr)  # type: ignore[arg-type]
-    assert np.array_equal(g.tensor("out.weight").data, np.load(tmp_path / "fw.npy"))  # type: ignore[arg-type]
-    assert np.array_equal(g.tensor("out.bias").data, np.arange(2.0))  # type: ignore[arg-type]
+        assert np.array_equal(data(g, key), arr)
+    assert np.array_equal(data(g, "out.weight"), np.load(tmp_path / "fw.npy"))
+    assert np.array_equal(data(g, "out.bias"), np.arange(2.0))
     assert g.name == "model" and g.inputs == ("input",)
 
 
@@ -143,7 +149,7 @@ def test_top_level_weights_and_unused_array_warning(tmp_path: Path) -> None:
     arrays = mlp_weights(tmp_path)
     np.savez(tmp_path / "w.npz", **arrays, **{"fc9.weight": np.zeros(3)})
     g = load(tmp_path, MLP.replace(", weights: w.npz", "") + "weights: w.npz\n")
-    assert np.array_equal(g.tensor("fc2.weight").data, arrays["fc2.weight"])  # type: ignore[arg-type]
+    assert np.array_equal(data(g, "fc2.weight"), arrays["fc2.weight"])
     assert [(n.kind, n.data["unused"]) for n in g.notes] == [("warning", ["fc9.weight"])]
 
 
@@ -151,10 +157,10 @@ def test_seeded_init_is_deterministic(tmp_path: Path) -> None:
     a, b = load(tmp_path, CNN), load(tmp_path, CNN)
     c = load(tmp_path, CNN.replace("seed: 7", "seed: 8"))
     for key in ("c1.weight", "c1.bn.gamma", "c1.bn.var", "fc.weight"):
-        assert np.array_equal(a.tensor(key).data, b.tensor(key).data)  # type: ignore[arg-type]
-        assert not np.array_equal(a.tensor(key).data, c.tensor(key).data)  # type: ignore[arg-type]
-    assert not np.array_equal(a.tensor("c1.weight").data, a.tensor("c2.weight").data)  # type: ignore[arg-type]
-    assert a.tensor("c1.weight").data.dtype == np.float32  # type: ignore[union-attr]
+        assert np.array_equal(data(a, key), data(b, key))
+        assert not np.array_equal(data(a, key), data(c, key))
+    assert not np.array_equal(data(a, "c1.weight"), data(a, "c2.weight"))
+    assert data(a, "c1.weight").dtype == np.float32
     w = a.tensor("c1.weight").real_value()
     assert abs(w.std() - np.sqrt(2 / 27)) < 0.1 and not np.any(a.tensor("c1.bias").real_value())
     assert np.all(a.tensor("c1.bn.var").real_value() > 0)
@@ -162,8 +168,9 @@ def test_seeded_init_is_deterministic(tmp_path: Path) -> None:
 
 def test_seeded_layer_independent_of_other_layers(tmp_path: Path) -> None:
     a = load(tmp_path, CNN)
-    b = load(tmp_path, CNN.replace("filters: 4, kernel: 3, padding: same, bias: false", "filters: 4, kernel: 1"))
-    assert np.array_equal(a.tensor("fc.weight").data, b.tensor("fc.weight").data)  # type: ignore[arg-type]
+    changed = CNN.replace("filters: 4, kernel: 3, padding: same, bias: false", "filters: 4, kernel: 1")
+    b = load(tmp_path, changed)
+    assert np.array_equal(data(a, "fc.weight"), data(b, "fc.weight"))
 
 
 def test_pools_padding_forms_and_host_ops(tmp_path: Path) -> None:
@@ -222,16 +229,19 @@ HEAD = "input: {name: x, shape: [3, 8, 8]}\nlayers:\n"
      "groups=2 must divide the input channels (3) and filters (2)"),
     ("  - {name: c, op: conv, filters: 2, kernel: 3, padding: full}",
      "padding must be valid, same, an integer, [h, w] or [top, left, bottom, right]; got 'full'"),
-    ("  - {name: c, op: conv, filters: 2, kernel: [3, 3, 3]}", "kernel must be an integer >= 1 or a list [h, w]"),
+    ("  - {name: c, op: conv, filters: 2, kernel: [3, 3, 3]}",
+     "kernel must be an integer >= 1 or a list [h, w]"),
     ("  - {name: c, op: conv, filters: 0, kernel: 3}", "filters must be an integer >= 1, got 0"),
-    ("  - {name: p, op: maxpool, kernel: 2, padding: 2}", "padding [2, 2, 2, 2] must be smaller than the kernel"),
+    ("  - {name: p, op: maxpool, kernel: 2, padding: 2}",
+     "padding [2, 2, 2, 2] must be smaller than the kernel"),
     ("  - {name: c, op: conv, filters: 2, kernel: 1, activation: relu, alpha: 0.1}",
      "layers[0] (c): alpha only applies to activation: leaky_relu"),
     ("  - {name: c, op: conv, filters: 2, kernel: 1, activation: gelu}",
      "activation must be one of none, relu, relu6, leaky_relu; got 'gelu'"),
     ("  - {name: a, op: relu}\n  - {name: b, op: relu, inputs: [c]}",
      "layers[1] (b): inputs names 'c', which is neither the model input nor an earlier layer"),
-    ("  - {name: a, op: relu}\n  - {name: s, op: add, inputs: [a]}", "layers[1] (s): inputs must list 2 layer"),
+    ("  - {name: a, op: relu}\n  - {name: s, op: add, inputs: [a]}",
+     "layers[1] (s): inputs must list 2 layer"),
     ("  - {name: a, op: relu}\n  - {name: s, op: add}", "layers[1] (s): missing key 'inputs'"),
     ("  - {name: a, op: relu}\n  - {name: b, op: global_avgpool}\n  - {name: s, op: add, inputs: [a, b]}",
      "layers[2] (s): add needs inputs of one shape, got [3, 8, 8] from 'a' and [3, 1, 1] from 'b'"),
@@ -248,7 +258,8 @@ def test_unknown_key_suggestions(tmp_path: Path) -> None:
     assert "layers[0] (d): unknown key 'unit' (did you mean 'units'?)" in error_of(
         tmp_path, "input: {shape: [4]}\nlayers:\n  - {name: d, op: dense, unit: 3}\n")
     assert "unknown op 'maxpol' (did you mean 'maxpool'?)" in error_of(tmp_path, HEAD + "  - {op: maxpol}\n")
-    assert "unknown key 'layer' (did you mean 'layers'?)" in error_of(tmp_path, "input: {shape: [4]}\nlayer: []\n")
+    assert "unknown key 'layer' (did you mean 'layers'?)" in error_of(
+        tmp_path, "input: {shape: [4]}\nlayer: []\n")
     assert "unknown key 'quant.act_bit' (did you mean 'act_bits'?)" in error_of(
         tmp_path, HEAD + "  - {op: relu}\nquant: {act_bit: 4}\n")
     assert "unknown key 'input.shap' (did you mean 'shape'?)" in error_of(tmp_path, "input: {shap: [4]}\n")
@@ -256,9 +267,11 @@ def test_unknown_key_suggestions(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("layers:\n  - {op: relu}\n", "missing key 'input'"),
-    ("input: {shape: [8, 8]}\nlayers: [{op: relu}]\n", "input.shape must be [features] or [channels, height, width]"),
+    ("input: {shape: [8, 8]}\nlayers: [{op: relu}]\n",
+     "input.shape must be [features] or [channels, height, width]"),
     ("input: {shape: [0]}\nlayers: [{op: relu}]\n", "input.shape entries must be an integer >= 1, got 0"),
-    ("input: {name: in put, shape: [4]}\nlayers: [{op: relu}]\n", "input name 'in put' must be identifier-like"),
+    ("input: {name: in put, shape: [4]}\nlayers: [{op: relu}]\n",
+     "input name 'in put' must be identifier-like"),
     ("input: {shape: [4]}\nlayers: []\n", "layers must be a non-empty list"),
     ("input: {shape: [4]}\n", "layers must be a non-empty list"),
     ("input: {shape: [4]}\nseed: -1\nlayers: [{op: relu}]\n", "seed must be an integer >= 0, got -1"),
@@ -290,7 +303,8 @@ def test_weight_file_errors(tmp_path: Path) -> None:
     msg = error_of(tmp_path, DENSE % "w.npz")
     assert "layers[0] (d): weights file 'w.npz' not found (looked for " + str(tmp_path / "w.npz") in msg
     np.savez(tmp_path / "w.npz", **{"d.weight": np.zeros((2, 5)), "d.bias": np.zeros(2)})
-    assert "d.weight in w.npz has shape [2, 5], expected [2, 4] (units, inputs)" in error_of(tmp_path, DENSE % "w.npz")
+    msg = error_of(tmp_path, DENSE % "w.npz")
+    assert "d.weight in w.npz has shape [2, 5], expected [2, 4] (units, inputs)" in msg
     np.savez(tmp_path / "w.npz", **{"d.weights": np.zeros((2, 4)), "d.bias": np.zeros(2)})
     assert "w.npz has no array 'd.weight' (did you mean 'd.weights'?)" in error_of(tmp_path, DENSE % "w.npz")
     np.savez(tmp_path / "w.npz", **{"d.weight": np.full((2, 4), np.nan), "d.bias": np.zeros(2)})
@@ -298,16 +312,25 @@ def test_weight_file_errors(tmp_path: Path) -> None:
     (tmp_path / "bad.npz").write_text("not a zip")
     assert "cannot read weights file 'bad.npz'" in error_of(tmp_path, DENSE % "bad.npz")
     assert "weights must be an .npz file or a mapping" in error_of(tmp_path, DENSE % "w.h5")
+    np.save(tmp_path / "plain.npy", np.zeros(3))
+    (tmp_path / "plain.npy").rename(tmp_path / "plain.npz")
+    assert "weights file 'plain.npz' is not an .npz archive" in error_of(tmp_path, DENSE % "plain.npz")
 
 
 def test_weight_mapping_errors(tmp_path: Path) -> None:
     np.save(tmp_path / "w.npy", np.zeros((2, 4)))
     assert "unknown key 'weights.bn.gamma'" in error_of(tmp_path, DENSE % "{weight: w.npy, bn.gamma: w.npy}")
     assert "weights mapping has no entry 'bias' (for d.bias)" in error_of(tmp_path, DENSE % "{weight: w.npy}")
-    assert "weights entries must name .npy files, got 'w.txt'" in error_of(tmp_path, DENSE % "{weight: w.txt}")
+    msg = error_of(tmp_path, DENSE % "{weight: w.txt}")
+    assert "weights entries must name .npy files, got 'w.txt'" in msg
     assert "weights file 'b.npy' not found" in error_of(tmp_path, DENSE % "{weight: w.npy, bias: b.npy}")
+    np.savez(tmp_path / "z.npz", b=np.zeros(2))
+    (tmp_path / "z.npz").rename(tmp_path / "b.npy")
+    msg = error_of(tmp_path, DENSE % "{weight: w.npy, bias: b.npy}")
+    assert "weights file 'b.npy' is not an .npy array" in msg
     np.save(tmp_path / "b.npy", np.zeros(3))
-    assert "b.npy has shape [3], expected [2] (outputs)" in error_of(tmp_path, DENSE % "{weight: w.npy, bias: b.npy}")
+    msg = error_of(tmp_path, DENSE % "{weight: w.npy, bias: b.npy}")
+    assert "b.npy has shape [3], expected [2] (outputs)" in msg
 
 
 def test_negative_bn_variance(tmp_path: Path) -> None:
@@ -319,6 +342,19 @@ def test_negative_bn_variance(tmp_path: Path) -> None:
 
 def test_bias_false_needs_no_bias_array(tmp_path: Path) -> None:
     np.save(tmp_path / "w.npy", np.ones((2, 4)))
-    text = "input: {shape: [4]}\nlayers:\n  - {name: d, op: dense, units: 2, bias: false, weights: {weight: w.npy}}\n"
+    text = ("input: {shape: [4]}\nlayers:\n"
+            "  - {name: d, op: dense, units: 2, bias: false, weights: {weight: w.npy}}\n")
     g = load(tmp_path, text)
     assert np.array_equal(g.tensor("d.bias").real_value(), np.zeros(2))
+
+
+def test_example_mlp_yaml() -> None:
+    folder = Path(__file__).resolve().parents[2] / "examples" / "mlp_yaml"
+    g = verify(load_yaml_model(folder / "model.yaml"))
+    assert [n.op for n in g.nodes] == ["Gemm", "Relu", "Gemm", "Relu", "Gemm", "Softmax"]
+    assert [g.tensor(t).shape for t in ("x", "fc1", "fc2", "fc3", "probs")] == [
+        (1, 64), (1, 32), (1, 16), (1, 10), (1, 10)]
+    assert g.meta["quant"] == {"weight_bits": 8, "act_bits": 8} and g.notes == ()
+    with np.load(folder / "weights.npz") as stored:
+        for key in stored.files:
+            assert np.array_equal(data(g, key), stored[key])

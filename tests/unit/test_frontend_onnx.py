@@ -1,0 +1,617 @@
+"""The ONNX front-end: each op's translation, QDQ and QONNX quantization, and the error paths."""
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from hlsgen.errors import HlsgenError, UnsupportedModelError
+from hlsgen.frontend import from_onnx_model, load_onnx
+from hlsgen.ir.types import IntType, QType
+
+TESTS_DIR = str(Path(__file__).resolve().parents[1])
+if TESTS_DIR not in sys.path:
+    sys.path.insert(0, TESTS_DIR)
+
+from onnx_builders import init, model, node, run_ort, single, vi  # noqa: E402
+
+INF = math.inf
+EPILOGUE = {"act": "none", "clip_min": -INF, "clip_max": INF, "alpha": 0.0}
+RNG = np.random.default_rng(0)
+
+
+def only_node(g):
+    assert len(g.nodes) == 1
+    return g.nodes[0]
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def problems_of(m):
+    with pytest.raises(UnsupportedModelError) as err:
+        from_onnx_model(m, "m.onnx")
+    return err.value.problems
+
+
+# ---- graph level --------------------------------------------------------------------------------
+def test_meta_names_and_symbolic_batch():
+    m = single("Relu", ["N", 3, 4, 4], ["N", 3, 4, 4], opset=11)
+    g = from_onnx_model(m, "/some/dir/net.onnx")
+    assert dict(g.meta) == {"format": "onnx-float", "opset": 11, "source": "net.onnx"}
+    assert g.inputs == ("x",) and g.outputs == ("y",)
+    assert g.tensor("x").shape == (1, 3, 4, 4)
+    assert g.tensor("y").shape == (1, 3, 4, 4)
+    n = only_node(g)
+    assert (n.name, n.op, n.inputs, n.outputs, dict(n.attrs)) == ("n", "Relu", ("x",), ("y",), {})
+
+
+def test_unknown_non_batch_dim_names_the_tensor():
+    m = single("Relu", [1, "C", 4, 4])
+    with pytest.raises(HlsgenError, match=r"'x'.*dimension 1"):
+        from_onnx_model(m, "m.onnx")
+
+
+def test_unnamed_nodes_get_op_index_names():
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Sigmoid", ["a"], ["y"])]
+    g = from_onnx_model(model(nodes, [vi("x", [1, 4])], [vi("y", None)]))
+    assert [n.name for n in g.nodes] == ["Relu_0", "Sigmoid_1"]
+
+
+def test_exactly_one_graph_input_required():
+    n = node("Add", ["a", "b"], ["y"])
+    m = model([n], [vi("a", [1, 4]), vi("b", [1, 4])], [vi("y", None)])
+    with pytest.raises(HlsgenError, match="exactly one input"):
+        from_onnx_model(m, "m.onnx")
+
+
+def test_initializers_listed_as_inputs_are_ignored():
+    w = init("w", rand(4, 2))
+    n = node("MatMul", ["x", "w"], ["y"])
+    m = model([n], [vi("x", [1, 4]), vi("w", [4, 2])], [vi("y", None)], [w], opset=9)
+    g = from_onnx_model(m)
+    assert g.inputs == ("x",)
+    assert np.array_equal(g.tensor("w").data, onnx.numpy_helper.to_array(w).astype(np.float64))
+    assert g.tensor("w").data.dtype == np.float64
+
+
+def test_opset_out_of_range():
+    with pytest.raises(HlsgenError, match="opset 8"):
+        from_onnx_model(single("Relu", [1, 4], opset=8), "m.onnx")
+
+
+def test_missing_file(tmp_path):
+    path = tmp_path / "nope.onnx"
+    with pytest.raises(HlsgenError) as err:
+        load_onnx(path)
+    assert str(err.value) == f"{path}: no such file"
+
+
+def test_not_an_onnx_file(tmp_path):
+    path = tmp_path / "junk.onnx"
+    path.write_bytes(b"\xff\xfe this is not a protobuf \x00\x01")
+    with pytest.raises(HlsgenError) as err:
+        load_onnx(path)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: not an ONNX model") and "\n" not in msg
+    with pytest.raises(HlsgenError, match="directory"):
+        load_onnx(tmp_path)
+
+
+def test_load_from_file(tmp_path):
+    path = tmp_path / "relu.onnx"
+    onnx.save(single("Relu", [1, 4]), str(path))
+    g = load_onnx(str(path))
+    assert g.meta["source"] == "relu.onnx"
+    assert only_node(g).op == "Relu"
+
+
+def test_identity_dropout_removed_and_aliases_kept():
+    nodes = [node("Identity", ["x"], ["i1"]), node("Relu", ["i1"], ["r"], name="relu"),
+             node("Dropout", ["r"], ["d"]), node("Identity", ["d"], ["y"])]
+    m = model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=9)
+    g = from_onnx_model(m)
+    n = only_node(g)
+    assert n.inputs == ("x",) and n.outputs == ("r",)
+    assert g.outputs == ("r",)
+    assert g.tensor("r").aliases == ("d", "y")
+    assert g.tensor("x").aliases == ("i1",)
+
+
+def test_constant_node_becomes_constant_tensor():
+    c = helper.make_node("Constant", [], ["c"],
+                         value=helper.make_tensor("v", TensorProto.FLOAT, [4], [1, 2, 3, 4]))
+    ci = helper.make_node("Constant", [], ["ci"], value_int=3)
+    nodes = [c, ci, node("Mul", ["x", "c"], ["m"], name="mul"), node("Add", ["m", "ci"], ["y"], name="add")]
+    g = from_onnx_model(model(nodes, [vi("x", [1, 4])], [vi("y", None)]))
+    assert [n.op for n in g.nodes] == ["Mul", "Add"]
+    assert g.node("mul").inputs == ("x", "c")
+    assert np.array_equal(g.tensor("c").data, np.array([1.0, 2.0, 3.0, 4.0]))
+    assert g.tensor("c").data.dtype == np.float64
+    assert g.tensor("ci").data.dtype == np.int64 and int(g.tensor("ci").data) == 3
+
+
+def test_dead_nodes_are_not_translated_or_reported():
+    nodes = [node("Relu", ["x"], ["y"], name="relu"), node("Concat", ["x", "x"], ["dead"], axis=1)]
+    g = from_onnx_model(model(nodes, [vi("x", [1, 4])], [vi("y", None)]))
+    assert [n.name for n in g.nodes] == ["relu"]
+
+
+# ---- unsupported nodes ------------------------------------------------------------------------------
+def test_unsupported_error_lists_every_offending_node():
+    hidden = 4
+    w = init("W", rand(1, 4 * hidden, 8))
+    r = init("R", rand(1, 4 * hidden, hidden))
+    nodes = [node("Relu", ["x"], ["r"], name="relu"),
+             node("LSTM", ["r", "W", "R"], ["seq"], name="lstm", hidden_size=hidden),
+             node("Concat", ["seq", "seq"], ["cat"], name="cat", axis=3),
+             node("Sigmoid", ["cat"], ["y"], name="sig")]
+    m = model(nodes, [vi("x", [1, 1, 8])], [vi("y", None)], [w, r])
+    probs = problems_of(m)
+    assert [(p[0], p[1]) for p in probs] == [("lstm", "LSTM"), ("cat", "Concat")]
+    with pytest.raises(UnsupportedModelError, match=r"m.onnx: 2 unsupported node\(s\): lstm \(LSTM\)"):
+        from_onnx_model(m, "m.onnx")
+
+
+def test_unsupported_custom_and_qonnx_ops():
+    nodes = [node("MultiThreshold", ["x", "t"], ["a"], name="mt", domain="qonnx.custom_op.general"),
+             node("Foo", ["a"], ["y"], name="foo", domain="my.domain")]
+    m = model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])], [init("t", rand(4, 3))],
+              extra_domains=["qonnx.custom_op.general", "my.domain"])
+    probs = problems_of(m)
+    assert probs == [("mt", "MultiThreshold", "QONNX op MultiThreshold is not supported (only Quant)"),
+                     ("foo", "Foo", "custom op my.domain.Foo is not supported")]
+
+
+# ---- Conv ----------------------------------------------------------------------------------------------
+def test_conv_basic_bias_materialised():
+    w = rand(4, 3, 3, 3)
+    m = single("Conv", [1, 3, 8, 8], None, [init("w", w)], ["w"], pads=[1, 1, 1, 1])
+    g = from_onnx_model(m)
+    n = only_node(g)
+    assert n.op == "Conv" and n.inputs[:2] == ("x", "w")
+    assert dict(n.attrs) == {"strides": (1, 1), "pads": (1, 1, 1, 1), "dilations": (1, 1), "group": 1,
+                             **EPILOGUE}
+    b = g.tensor(n.inputs[2])
+    assert b.shape == (4,) and np.array_equal(b.data, np.zeros(4))
+    assert g.tensor("y").shape == (1, 4, 8, 8)
+    assert np.array_equal(g.tensor("w").data, w.astype(np.float64))
+
+
+def test_conv_depthwise_strides_dilations_pads():
+    w, b = rand(6, 1, 3, 3), rand(6)
+    m = single("Conv", [1, 6, 11, 9], None, [init("w", w), init("b", b)], ["w", "b"], group=6,
+               strides=[2, 1], dilations=[2, 1], pads=[1, 0, 2, 1])
+    g = from_onnx_model(m)
+    n = only_node(g)
+    assert n.inputs == ("x", "w", "b")
+    assert (n.attr("group"), n.attr("strides"), n.attr("dilations"), n.attr("pads")) == \
+        (6, (2, 1), (2, 1), (1, 0, 2, 1))
+    x = rand(1, 6, 11, 9)
+    assert g.tensor("y").shape == run_ort(m, x).shape == (1, 6, 5, 8)
+
+
+@pytest.mark.parametrize("auto_pad, pads", [("SAME_UPPER", (0, 1, 1, 1)), ("SAME_LOWER", (1, 1, 0, 1)),
+                                            ("VALID", (0, 0, 0, 0))])
+def test_conv_auto_pad_resolved(auto_pad, pads):
+    w = rand(2, 3, 3, 3)
+    kw = {"strides": [2, 1], "auto_pad": auto_pad}
+    m = single("Conv", [1, 3, 8, 7], None, [init("w", w)], ["w"], **kw)
+    n = only_node(from_onnx_model(m))
+    assert n.attr("pads") == pads
+    explicit = single("Conv", [1, 3, 8, 7], None, [init("w", w)], ["w"], strides=[2, 1], pads=list(pads))
+    x = rand(1, 3, 8, 7)
+    assert np.array_equal(run_ort(m, x), run_ort(explicit, x))
+
+
+def test_conv_non_constant_weight_and_conv1d_unsupported():
+    n1 = node("Conv", ["x", "x"], ["y"], name="c")
+    m = model([n1], [vi("x", [1, 1, 3, 3])], [vi("y", None)])
+    assert problems_of(m) == [("c", "Conv", "the weight must be a constant")]
+    m1d = single("Conv", [1, 3, 8], None, [init("w", rand(2, 3, 3))], ["w"])
+    assert "only 2-D" in problems_of(m1d)[0][2]
+
+
+# ---- normalisation and activations ------------------------------------------------------------------
+@pytest.mark.parametrize("opset", [9, 15])
+def test_batchnorm(opset):
+    params = [init(k, rand(3)) for k in ("g", "b", "mu")] + [init("var", np.abs(rand(3)) + 0.1)]
+    m = single("BatchNormalization", [1, 3, 4, 4], None, params, ["g", "b", "mu", "var"], opset=opset,
+               epsilon=1e-3)
+    g = from_onnx_model(m)
+    n = only_node(g)
+    assert n.inputs == ("x", "g", "b", "mu", "var")
+    assert n.attr("epsilon") == float(np.float32(1e-3))
+    assert g.tensor("y").shape == (1, 3, 4, 4)
+
+
+def test_batchnorm_training_mode_unsupported():
+    params = [init(k, rand(3)) for k in ("g", "b", "mu", "var")]
+    m = single("BatchNormalization", [1, 3, 4, 4], None, params, ["g", "b", "mu", "var"], opset=15,
+               training_mode=1)
+    assert problems_of(m) == [("n", "BatchNormalization", "training_mode=1")]
+
+
+@pytest.mark.parametrize("op", ["Relu", "Sigmoid", "Tanh"])
+def test_unary(op):
+    n = only_node(from_onnx_model(single(op, [1, 5])))
+    assert (n.op, n.inputs, dict(n.attrs)) == (op, ("x",), {})
+
+
+def test_leaky_relu_alpha():
+    assert only_node(from_onnx_model(single("LeakyRelu", [1, 5]))).attr("alpha") == float(np.float32(0.01))
+    n = only_node(from_onnx_model(single("LeakyRelu", [1, 5], alpha=0.25)))
+    assert n.attr("alpha") == 0.25
+
+
+def test_clip_opset9_attributes():
+    n = only_node(from_onnx_model(single("Clip", [1, 5], opset=9, min=0.0, max=6.0)))
+    assert dict(n.attrs) == {"min": 0.0, "max": 6.0}
+    n = only_node(from_onnx_model(single("Clip", [1, 5], opset=9, max=6.0)))
+    assert dict(n.attrs) == {"min": -INF, "max": 6.0}
+
+
+def test_clip_opset13_inputs():
+    m = single("Clip", [1, 5], None, [init("lo", -1.5), init("hi", 2.0)], ["lo", "hi"], opset=13)
+    assert dict(only_node(from_onnx_model(m)).attrs) == {"min": -1.5, "max": 2.0}
+    m = single("Clip", [1, 5], None, [init("hi", 6.0)], ["", "hi"], opset=13)
+    assert dict(only_node(from_onnx_model(m)).attrs) == {"min": -INF, "max": 6.0}
+    m = single("Clip", [1, 5], opset=13)
+    assert dict(only_node(from_onnx_model(m)).attrs) == {"min": -INF, "max": INF}
+
+
+def test_clip_non_constant_bound_unsupported():
+    nodes = [node("ReduceMin", ["x"], ["lo"], keepdims=0), node("Clip", ["x", "lo"], ["y"], name="clip")]
+    m = model(nodes, [vi("x", [1, 5])], [vi("y", None)])
+    assert ("clip", "Clip", "Clip min must be a constant") in problems_of(m)
+
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
+def test_binary_with_constant_operand(op):
+    c = rand(3, 1, 1) + 2
+    g = from_onnx_model(single(op, [1, 3, 4, 5], None, [init("c", c)], ["c"]))
+    n = only_node(g)
+    assert (n.op, n.inputs) == (op, ("x", "c"))
+    assert g.tensor("y").shape == (1, 3, 4, 5)
+    assert np.array_equal(g.tensor("c").data, c.astype(np.float64))
+
+
+def test_binary_two_activations():
+    nodes = [node("Relu", ["x"], ["r"]), node("Add", ["x", "r"], ["y"], name="add")]
+    g = from_onnx_model(model(nodes, [vi("x", [1, 2, 3, 3])], [vi("y", None)]))
+    assert g.node("add").inputs == ("x", "r")
+
+
+@pytest.mark.parametrize("opset, axis, expected", [(11, None, 1), (13, None, 1), (13, 1, 1), (11, -1, 1)])
+def test_softmax_axis(opset, axis, expected):
+    kw = {} if axis is None else {"axis": axis}
+    for op in ("Softmax", "LogSoftmax"):
+        n = only_node(from_onnx_model(single(op, [1, 10], opset=opset, **kw)))
+        assert (n.op, dict(n.attrs)) == (op, {"axis": expected})
+
+
+def test_softmax_old_opset_on_4d_unsupported():
+    assert "flattens" in problems_of(single("Softmax", [1, 3, 2, 2], opset=11))[0][2]
+    n = only_node(from_onnx_model(single("Softmax", [1, 3, 2, 2], opset=13, axis=1)))
+    assert n.attr("axis") == 1
+
+
+# ---- dense ------------------------------------------------------------------------------------------
+def test_matmul():
+    w = rand(6, 3)
+    g = from_onnx_model(single("MatMul", [1, 6], None, [init("w", w)], ["w"]))
+    n = only_node(g)
+    assert (n.op, n.inputs) == ("MatMul", ("x", "w"))
+    assert g.tensor("y").shape == (1, 3)
+
+
+def test_matmul_unsupported_cases():
+    m = single("MatMul", [1, 2, 6], None, [init("w", rand(6, 3))], ["w"])
+    assert "must be 2-D" in problems_of(m)[0][2]
+    nodes = [node("Relu", ["x"], ["r"]), node("MatMul", ["x", "r"], ["y"], name="mm")]
+    assert problems_of(model(nodes, [vi("x", [1, 1])], [vi("y", None)]))[0][:2] == ("mm", "MatMul")
+
+
+@pytest.mark.parametrize("trans_b, alpha, beta, c_shape", [
+    (0, 1.0, 1.0, (5,)), (1, 1.0, 1.0, (5,)), (0, 0.5, 2.0, (1, 5)), (1, 1.5, 0.25, (5,)),
+    (1, 2.0, 1.0, None), (0, 1.0, 3.0, (1,)),
+])
+def test_gemm_folding_matches_onnxruntime(trans_b, alpha, beta, c_shape):
+    b_mat = rand(5, 7) if trans_b else rand(7, 5)
+    inits = [init("B", b_mat)]
+    extra = ["B"]
+    if c_shape is not None:
+        inits.append(init("C", rand(*c_shape)))
+        extra.append("C")
+    m = single("Gemm", [1, 7], None, inits, extra, transB=trans_b, alpha=alpha, beta=beta)
+    g = from_onnx_model(m)
+    n = only_node(g)
+    assert n.op == "Gemm" and dict(n.attrs) == EPILOGUE
+    w, b = g.tensor(n.inputs[1]).data, g.tensor(n.inputs[2]).data
+    assert w.shape == (5, 7) and b.shape == (5,)
+    assert g.tensor("y").shape == (1, 5)
+    x = rand(1, 7)
+    ref = run_ort(m, x)
+    assert np.allclose(x.astype(np.float64) @ w.T + b, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_gemm_trans_b_without_folding_keeps_the_names():
+    m = single("Gemm", [1, 7], None, [init("B", rand(5, 7)), init("C", rand(5))], ["B", "C"], transB=1)
+    assert only_node(from_onnx_model(m)).inputs == ("x", "B", "C")
+
+
+def test_gemm_unsupported_cases():
+    m = single("Gemm", [1, 7], None, [init("B", rand(7, 5)), init("C", rand(5, 1))], ["B", "C"])
+    assert "not broadcast along the 5 output features" in problems_of(m)[0][2]
+    m = single("Gemm", [7, 1], None, [init("B", rand(7, 5))], ["B"], transA=1)
+    assert "transA=1" in problems_of(m)[0][2]
+
+
+# ---- pooling and padding ------------------------------------------------------------------------------
+def test_maxpool_attrs_and_shape():
+    m = single("MaxPool", [1, 2, 9, 9], None, opset=12, kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 1],
+               dilations=[1, 2])
+    g = from_onnx_model(m)
+    n = only_node(g)
+    assert dict(n.attrs) == {"kernel": (3, 2), "strides": (2, 2), "pads": (1, 0, 1, 1), "dilations": (1, 2)}
+    assert g.tensor("y").shape == run_ort(m, rand(1, 2, 9, 9)).shape == (1, 2, 5, 4)
+
+
+def test_maxpool_same_upper_and_ceil_mode():
+    m = single("MaxPool", [1, 1, 7, 7], None, kernel_shape=[2, 2], strides=[2, 2], auto_pad="SAME_UPPER")
+    n = only_node(from_onnx_model(m))
+    assert n.attr("pads") == (0, 0, 1, 1)
+    same = single("MaxPool", [1, 1, 8, 8], None, kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
+    assert only_node(from_onnx_model(same)).attr("pads") == (0, 0, 0, 0)
+    changes = single("MaxPool", [1, 1, 7, 7], None, kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
+    assert problems_of(changes) == [("n", "MaxPool", "ceil_mode=1 changes the output size")]
+
+
+def test_maxpool_indices_unsupported():
+    n = node("MaxPool", ["x"], ["y", "idx"], name="mp", kernel_shape=[2, 2])
+    m = model([n], [vi("x", [1, 1, 4, 4])], [vi("y", None)])
+    assert problems_of(m) == [("mp", "MaxPool", "the Indices output is not supported")]
+
+
+@pytest.mark.parametrize("cip", [0, 1])
+def test_average_pool(cip):
+    m = single("AveragePool", [1, 3, 6, 6], None, kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1],
+               count_include_pad=cip)
+    g = from_onnx_model(m)
+    assert dict(only_node(g).attrs) == {"kernel": (3, 3), "strides": (1, 1), "pads": (1, 1, 1, 1),
+                                         "count_include_pad": cip}
+    assert g.tensor("y").shape == (1, 3, 6, 6)
+
+
+def test_global_average_pool():
+    g = from_onnx_model(single("GlobalAveragePool", [1, 5, 3, 4]))
+    assert only_node(g).op == "GlobalAveragePool" and g.tensor("y").shape == (1, 5, 1, 1)
+
+
+def test_pad_opset9_attributes():
+    m = single("Pad", [1, 2, 4, 4], None, opset=9, pads=[0, 0, 1, 2, 0, 0, 3, 4], value=1.5)
+    g = from_onnx_model(m)
+    assert dict(only_node(g).attrs) == {"pads": (1, 2, 3, 4), "value": 1.5}
+    assert g.tensor("y").shape == (1, 2, 8, 10)
+
+
+def test_pad_opset13_inputs():
+    pads = init("p", [0, 0, 1, 0, 0, 0, 0, 2], np.int64)
+    m = single("Pad", [1, 2, 4, 4], None, [pads, init("v", -2.0)], ["p", "v"], opset=13)
+    g = from_onnx_model(m)
+    assert dict(only_node(g).attrs) == {"pads": (1, 0, 0, 2), "value": -2.0}
+    assert g.tensor("y").shape == run_ort(m, rand(1, 2, 4, 4)).shape == (1, 2, 5, 6)
+
+
+def test_pad_unsupported_cases():
+    m = single("Pad", [1, 2, 4, 4], None, opset=9, pads=[0, 1, 0, 0, 0, 0, 0, 0])
+    assert problems_of(m)[0][2] == "only H and W may be padded"
+    m = single("Pad", [1, 2, 4, 4], None, opset=9, pads=[0, 0, 1, 1, 0, 0, 1, 1], mode="reflect")
+    assert "only constant" in problems_of(m)[0][2]
+
+
+# ---- layout ----------------------------------------------------------------------------------------------
+def test_flatten_to_reshape():
+    g = from_onnx_model(single("Flatten", ["N", 4, 3, 2]))
+    n = only_node(g)
+    assert (n.op, dict(n.attrs)) == ("Reshape", {"shape": (24,)})
+    assert g.tensor("y").shape == (1, 24)
+    assert problems_of(single("Flatten", [1, 4, 3, 2], axis=0))[0][2].startswith("Flatten axis 0")
+    assert "batch" in problems_of(single("Flatten", [1, 4, 3, 2], axis=2))[0][2]
+
+
+def test_reshape_with_zero_and_minus_one():
+    shape = init("s", [0, -1, 2], np.int64)
+    g = from_onnx_model(single("Reshape", [1, 4, 3, 2], None, [shape], ["s"]))
+    assert dict(only_node(g).attrs) == {"shape": (12, 2)}
+    assert g.tensor("y").shape == (1, 12, 2)
+
+
+def test_reshape_moving_the_batch_unsupported():
+    m = single("Reshape", [1, 4, 3, 2], None, [init("s", [4, 6], np.int64)], ["s"])
+    assert "does not keep dim 0 as the batch" in problems_of(m)[0][2]
+
+
+def test_reshape_with_computed_shape_uses_inference():
+    nodes = [node("Shape", ["x"], ["sh"]), node("Gather", ["sh", "i0"], ["n0"], axis=0),
+             node("Unsqueeze", ["n0", "ax"], ["n1"]), node("Concat", ["n1", "m1"], ["tgt"], axis=0),
+             node("Reshape", ["x", "tgt"], ["y"], name="rs")]
+    inits = [init("i0", 0, np.int64), init("ax", [0], np.int64), init("m1", [-1], np.int64)]
+    g = from_onnx_model(model(nodes, [vi("x", ["N", 2, 3, 3])], [vi("y", None)], inits))
+    n = only_node(g)
+    assert (n.name, dict(n.attrs)) == ("rs", {"shape": (18,)})
+
+
+@pytest.mark.parametrize("opset", [11, 13])
+def test_squeeze_unsqueeze(opset):
+    def axes_args(axes):
+        if opset < 13:
+            return {"axes": axes}, [], []
+        return {}, [init("ax", axes, np.int64)], ["ax"]
+
+    kw, inits, extra = axes_args([2, 3])
+    g = from_onnx_model(single("Squeeze", [1, 5, 1, 1], None, inits, extra, opset=opset, **kw))
+    assert dict(only_node(g).attrs) == {"shape": (5,)} and g.tensor("y").shape == (1, 5)
+    kw, inits, extra = axes_args([-1, 2])
+    g = from_onnx_model(single("Unsqueeze", [1, 5], None, inits, extra, opset=opset, **kw))
+    assert dict(only_node(g).attrs) == {"shape": (5, 1, 1)} and g.tensor("y").shape == (1, 5, 1, 1)
+    kw, inits, extra = axes_args([0])
+    assert "batch" in problems_of(single("Unsqueeze", [1, 5], None, inits, extra, opset=opset, **kw))[0][2]
+
+
+def test_transpose():
+    g = from_onnx_model(single("Transpose", [1, 2, 3, 4], perm=[0, 2, 3, 1]))
+    assert dict(only_node(g).attrs) == {"perm": (0, 2, 3, 1)}
+    assert g.tensor("y").shape == (1, 3, 4, 2)
+    assert "moves the batch" in problems_of(single("Transpose", [1, 2, 3, 4], perm=[1, 0, 2, 3]))[0][2]
+    assert "moves the batch" in problems_of(single("Transpose", [1, 2]))[0][2]
+
+
+# ---- QDQ ---------------------------------------------------------------------------------------------------
+def qdq_model():
+    w_codes = np.array(RNG.integers(-127, 128, (4, 3, 3, 3)), dtype=np.int8)
+    nodes = [
+        node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="q_x"),
+        node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dq_x"),
+        node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], name="dq_w", axis=0),
+        node("DequantizeLinear", ["bq", "bs"], ["bd"], name="dq_b"),
+        node("Conv", ["xd", "wd", "bd"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        node("QuantizeLinear", ["c", "ys"], ["yq"], name="q_y"),
+        node("DequantizeLinear", ["yq", "ys"], ["y"], name="dq_y"),
+    ]
+    inits = [init("xs", 0.05), init("xz", 3, np.uint8), init("wq", w_codes, np.int8),
+             init("ws", [0.01, 0.02, 0.03, 0.04]), init("wz", [0, 0, 0, 0], np.int8),
+             init("bq", [100, -200, 300, 0], np.int32), init("bs", [5e-4, 1e-3, 1.5e-3, 2e-3]),
+             init("ys", 0.1)]
+    return model(nodes, [vi("x", [1, 3, 5, 5])], [vi("y", None)], inits), w_codes
+
+
+def test_qdq_hand_built():
+    m, w_codes = qdq_model()
+    g = from_onnx_model(m)
+    assert g.meta["format"] == "onnx-qdq"
+    assert [n.op for n in g.nodes].count("DequantizeLinear") == 4
+    xq = g.tensor("xq")
+    assert xq.qtype == QType(IntType(8, False), 0.05, 3) and xq.integer and xq.data is None
+    assert g.tensor("xd").qtype is None and not g.tensor("xd").integer
+    wq = g.tensor("wq")
+    ws = np.array([0.01, 0.02, 0.03, 0.04], dtype=np.float32).astype(np.float64)
+    assert wq.qtype == QType(IntType(8, True), ws, [0, 0, 0, 0], axis=0)
+    assert wq.integer and np.array_equal(wq.data, w_codes.astype(np.int64))
+    bq = g.tensor("bq")
+    assert bq.qtype.int == IntType(32, True) and bq.qtype.axis == 0 and bq.integer
+    assert np.array_equal(bq.data, [100, -200, 300, 0])
+    assert g.tensor("yq").qtype == QType(IntType(8, False), float(np.float32(0.1)), 0)
+    assert g.node("conv").inputs == ("xd", "wd", "bd")
+
+
+@pytest.mark.parametrize("dtype, itype", [(np.int16, IntType(16, True)), (np.uint16, IntType(16, False))])
+def test_qdq_16_bit(dtype, itype):
+    nodes = [node("QuantizeLinear", ["x", "s", "z"], ["q"]), node("DequantizeLinear", ["q", "s", "z"], ["y"])]
+    m = model(nodes, [vi("x", [1, 4])], [vi("y", None)], [init("s", 0.5), init("z", 7, dtype)], opset=21)
+    assert from_onnx_model(m).tensor("q").qtype == QType(itype, 0.5, 7)
+
+
+def test_qdq_non_constant_scale_unsupported():
+    nodes = [node("QuantizeLinear", ["x", "x"], ["q"], name="q"), node("DequantizeLinear", ["q", "s"], ["y"])]
+    m = model(nodes, [vi("x", [1])], [vi("y", None)], [init("s", 0.5)])
+    assert ("q", "QuantizeLinear", "scale must be a constant") in problems_of(m)
+
+
+def test_quantize_static_per_channel_qdq(tmp_path):
+    quant = pytest.importorskip("onnxruntime.quantization")
+    nodes = [node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             node("Relu", ["c1"], ["r1"], name="relu1"),
+             node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2", strides=[2, 2]),
+             node("GlobalAveragePool", ["c2"], ["p"], name="gap"),
+             node("Flatten", ["p"], ["y"], name="flat")]
+    inits = [init("w1", rand(4, 3, 3, 3)), init("b1", rand(4)), init("w2", rand(6, 4, 3, 3)), init("b2", rand(6))]
+    float_path, q_path = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    onnx.save(model(nodes, [vi("x", ["N", 3, 8, 8])], [vi("y", ["N", 6])], inits), str(float_path))
+
+    class Reader(quant.CalibrationDataReader):
+        def __init__(self):
+            self.data = iter([{"x": rand(1, 3, 8, 8)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    quant.quantize_static(str(float_path), str(q_path), Reader(), quant_format=quant.QuantFormat.QDQ,
+                          per_channel=True, activation_type=quant.QuantType.QUInt8,
+                          weight_type=quant.QuantType.QInt8)
+    qm = onnx.load(str(q_path))
+    inits_q = {t.name: onnx.numpy_helper.to_array(t) for t in qm.graph.initializer}
+    g = load_onnx(q_path)
+    assert g.meta["format"] == "onnx-qdq" and g.tensor("x").shape == (1, 3, 8, 8)
+    convs = [n for n in g.nodes if n.op == "Conv"]
+    assert len(convs) == 2
+    for conv in convs:
+        w_dq, b_dq = g.producer(conv.inputs[1]), g.producer(conv.inputs[2])
+        assert w_dq.op == b_dq.op == "DequantizeLinear"
+        wt, bt = g.tensor(w_dq.inputs[0]), g.tensor(b_dq.inputs[0])
+        assert wt.integer and wt.qtype.int == IntType(8, True) and wt.qtype.axis == 0
+        assert np.array_equal(wt.data, inits_q[wt.name].astype(np.int64))
+        assert np.array_equal(wt.qtype.scale, inits_q[f"{wt.name}_scale"].astype(np.float64))
+        assert wt.qtype.scale.size == wt.shape[0]
+        assert bt.integer and bt.qtype.int == IntType(32, True)
+        xt = g.tensor(g.producer(conv.inputs[0]).inputs[0])
+        assert xt.integer and xt.data is None and xt.qtype.int == IntType(8, False) and xt.qtype.axis is None
+    q_nodes = [n for n in g.nodes if n.op == "QuantizeLinear"]
+    assert q_nodes and all(g.tensor(n.outputs[0]).qtype is not None for n in q_nodes)
+
+
+# ---- QONNX -------------------------------------------------------------------------------------------------
+QONNX = "qonnx.custom_op.general"
+
+
+def qonnx_model(rounding="ROUND", bits=4.0):
+    nodes = [
+        node("Quant", ["x", "s_in", "z0", "b8"], ["xq"], name="quant_in", domain=QONNX, signed=1, narrow=0,
+             rounding_mode=rounding),
+        node("Quant", ["w", "s_w", "z0", "bw"], ["wq"], name="quant_w", domain=QONNX, signed=1, narrow=1,
+             rounding_mode="ROUND"),
+        node("Conv", ["xq", "wq"], ["c"], name="conv"),
+        node("Relu", ["c"], ["r"], name="relu"),
+        node("Quant", ["r", "s_out", "z0", "b8"], ["y"], name="quant_out", domain=QONNX, signed=0, narrow=0,
+             rounding_mode="ROUND"),
+    ]
+    inits = [init("s_in", 0.125), init("z0", 0.0), init("b8", 8.0), init("bw", bits),
+             init("w", rand(3, 2, 1, 1)), init("s_w", np.array([0.1, 0.2, 0.3]).reshape(3, 1, 1, 1)),
+             init("s_out", 0.25)]
+    return model(nodes, [vi("x", [1, 2, 4, 4])], [vi("y", [1, 3, 4, 4])], inits, opset=11,
+                 extra_domains=[QONNX])
+
+
+def test_qonnx_quant_pairs():
+    g = from_onnx_model(qonnx_model())
+    assert g.meta["format"] == "qonnx"
+    assert [n.op for n in g.nodes].count("QuantizeLinear") == 3
+    q = g.node("quant_in")
+    assert (q.op, q.inputs, q.outputs) == ("QuantizeLinear", ("x",), ("xq__q",))
+    dq = g.node("quant_in__dq")
+    assert (dq.op, dq.inputs, dq.outputs) == ("DequantizeLinear", ("xq__q",), ("xq",))
+    assert g.tensor("xq__q").qtype == QType(IntType(8, True), 0.125, 0)
+    assert g.tensor("xq__q").integer and g.tensor("xq__q").shape == (1, 2, 4, 4)
+    wt = g.tensor("wq__q")
+    scales = np.array([0.1, 0.2, 0.3], dtype=np.float32).astype(np.float64)
+    assert wt.qtype == QType(IntType(4, True, narrow=True), scales, [0, 0, 0], axis=0)
+    assert g.tensor("y__q").qtype == QType(IntType(8, False), 0.25, 0)
+    assert g.outputs == ("y",) and g.tensor("y").shape == (1, 3, 4, 4)
+    assert g.node("conv").inputs[:2] == ("xq", "wq")
+
+
+def test_qonnx_unsupported_rounding_and_bits():
+    probs = problems_of(qonnx_model(rounding="FLOOR", bits=1.0))
+    assert probs == [("quant_in", "Quant", "rounding_mode FLOOR (only ROUND, half to even)"),
+                     ("quant_w", "Quant", "bit width 1 (must be an integer in 2..16)")]
+
+
+def test_qonnx_bipolar_quant_unsupported():
+    n = node("BipolarQuant", ["x", "s"], ["y"], name="bq", domain=QONNX)
+    m = model([n], [vi("x", [1, 4])], [vi("y", [1, 4])], [init("s", 1.0)], extra_domains=[QONNX])
+    assert problems_of(m) == [("bq", "BipolarQuant", "QONNX op BipolarQuant is not supported (only Quant)")]
