@@ -47,7 +47,11 @@ def round_shift(v: np.ndarray, shift: np.ndarray | int, rounding: Rounding = "ha
 def round_real(x: np.ndarray, rounding: Rounding = "half_even") -> np.ndarray:
     """Round reals to integers with the same tie rule as round_shift (float64 in, int64 out)."""
     x = np.asarray(x, dtype=np.float64)
-    r = np.rint(x) if rounding == "half_even" else np.floor(x + 0.5)
+    if rounding == "half_even":
+        r = np.rint(x)
+    else:  # not floor(x + 0.5): that addition rounds (0.49999999999999994 + 0.5 == 1.0)
+        f = np.floor(x)
+        r = f + (x - f >= 0.5)  # x - floor(x) is exact in binary floating point
     return r.astype(np.int64)
 
 
@@ -56,7 +60,9 @@ def quantize(x: np.ndarray, qtype: QType, rounding: Rounding = "half_even") -> n
     """Reals to codes like ONNX QuantizeLinear: clamp(round(x / scale) + zp). Computed in float64."""
     x = np.asarray(x, dtype=np.float64)
     scale, zp = qtype.broadcast(x.ndim)
-    q = round_real(x / scale, rounding) + zp
+    # saturate before the int64 cast: a quotient beyond int64 (1e20, inf) would wrap around
+    ratio = np.clip(x / scale, qtype.int.lo - zp - 1, qtype.int.hi - zp + 1)
+    q = round_real(ratio, rounding) + zp
     return np.clip(q, qtype.int.lo, qtype.int.hi).astype(np.int64)
 
 
@@ -84,8 +90,8 @@ def activation_qtype(lo: float, hi: float, itype: IntType, symmetric: bool = Fal
         raise ValueError(f"activation range [{lo}, {hi}] is not finite")
     if symmetric:
         bound = max(-lo, hi)
-        scale = bound / itype.hi if bound > 0 else 1.0
         zp = 0 if itype.signed else (itype.hi + 1) // 2
+        scale = bound / (itype.hi - zp) if bound > 0 else 1.0  # codes zp ± (hi - zp) cover ±bound
         return QType(itype, scale, zp)
     if hi == lo:
         return QType(itype, 1.0, 0 if itype.signed else 0)
@@ -96,12 +102,15 @@ def activation_qtype(lo: float, hi: float, itype: IntType, symmetric: bool = Fal
 
 def quantize_bias(b: np.ndarray, acc_scale: np.ndarray, bits: int = 32) -> np.ndarray:
     """Bias codes at the accumulator scale s_x * s_w[c], round half even; error if out of range."""
-    codes = round_real(np.asarray(b, dtype=np.float64) / acc_scale)
+    exact = np.asarray(b, dtype=np.float64) / acc_scale
     limit = (1 << (bits - 1)) - 1
-    if np.any(np.abs(codes) > limit):
-        worst = int(np.argmax(np.abs(codes)))
-        raise ValueError(f"bias of channel {worst} needs more than {bits} bits ({int(codes[worst])})")
-    return codes
+    # check before converting: a quotient beyond int64 would wrap around in the cast
+    too_big = ~(np.abs(np.rint(exact)) <= limit)  # NaN counts as too big
+    if np.any(too_big):
+        worst = int(np.flatnonzero(too_big.reshape(-1))[0])
+        raise ValueError(f"bias of channel {worst} needs more than {bits} bits "
+                         f"({float(exact.reshape(-1)[worst]):.6g})")
+    return round_real(exact)
 
 
 # ---- requant multipliers ----------------------------------------------------------------------------
@@ -140,6 +149,9 @@ def shared_shift_multipliers(
         overflow |= np.abs(m) >= limit
     if np.any(overflow):  # rounding reached 2**(bits-1): one bit less of shift
         shifts = np.where(overflow, shifts - 1, shifts)
+        if np.any(shifts < 0):  # the ratio rounded up to 2**(bits-1) with no shift left to give
+            c = int(np.flatnonzero(shifts < 0)[0])
+            raise ValueError(f"requant ratio {biggest[c]:.6g} too large for a {bits}-bit multiplier")
         mults = [np.where(overflow, round_real(a * np.exp2(shifts.astype(np.float64))), m)
                  for a, m in zip(arrs, mults, strict=True)]
     return mults, shifts
@@ -172,11 +184,14 @@ def accumulator_bits(w_codes: np.ndarray, x_type: IntType, bias_codes: np.ndarra
     """Width of acc = bias + sum(x * w) over the worst input, per output channel (axis 0), max'ed.
 
     Uses the actual weights: for each tap the worst of x_lo*w and x_hi*w, so partial sums in any
-    order stay inside the bound too.
+    order stay inside the bound too. The result is the smallest two's complement width holding
+    both the most negative and the most positive reachable sum.
     """
     w = np.asarray(w_codes, dtype=np.int64).reshape(w_codes.shape[0], -1)
-    worst_x = max(abs(x_type.lo), abs(x_type.hi))
-    per_channel = np.abs(w).sum(axis=1) * worst_x
-    if bias_codes is not None:
-        per_channel = per_channel + np.abs(np.asarray(bias_codes, dtype=np.int64))
-    return signed_bits_for(int(per_channel.max(initial=0)))
+    bias = np.zeros(w.shape[0], dtype=np.int64) if bias_codes is None else \
+        np.broadcast_to(np.asarray(bias_codes, dtype=np.int64).reshape(-1), (w.shape[0],))
+    ends = (w * x_type.lo, w * x_type.hi)
+    top = np.maximum(*ends).sum(axis=1) + np.maximum(bias, 0)  # x_lo <= 0 <= x_hi: each tap's
+    bottom = np.minimum(*ends).sum(axis=1) + np.minimum(bias, 0)  # range holds 0, so partial sums fit
+    need = [int(t).bit_length() + 1 for t in top] + [(-int(b) - 1).bit_length() + 1 for b in bottom if b < 0]
+    return max(need, default=1)

@@ -1,8 +1,10 @@
 """ONNX front-end: an ONNX model (float, QDQ or QONNX) to the IR of docs/ir.md.
 
 Translation only, no optimisation. Static shapes come from the single graph input (a symbolic batch
-dimension becomes 1) and are propagated node by node by the translators in `onnx_ops`; ONNX shape
-inference fills in what they cannot compute (a Reshape whose target shape is computed at run time).
+dimension becomes 1) and are propagated node by node by the translators in `onnx_ops`. A Reshape
+whose target shape is computed in the graph (Shape -> Gather -> Concat, as exporters write
+`x.view(n, -1)`) gets it by evaluating that subgraph on the static shapes, else from ONNX shape
+inference; the subgraph itself is not translated.
 Identity and Dropout disappear (their names become aliases), Constant nodes and initializers become
 constant tensors, and only nodes that contribute to a graph output are translated. Every node that
 cannot be mapped is collected before one `UnsupportedModelError` is raised.
@@ -10,7 +12,7 @@ cannot be mapped is collected before one `UnsupportedModelError` is raised.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,8 @@ from hlsgen.frontend.onnx_ops import TRANSLATORS, Poisoned, Unsupported, unsuppo
 from hlsgen.ir.graph import Edit, Graph, Node, Tensor
 from hlsgen.ir.types import QType
 
+ArrayFn = Callable[[np.ndarray], np.ndarray]
+AxisFn = Callable[[int | None], int | None]
 MIN_OPSET, MAX_OPSET = 9, 21
 _FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16,
                 onnx.TensorProto.BFLOAT16}
@@ -123,8 +127,9 @@ class _Translator:
         self.nodes: list[Node] = []
         self.problems: list[tuple[str, str, str]] = []
         self.undefined: list[str] = []  # tensors no translated node produced
-        self.used_names = {vi.name for vi in g.input} | set(self.consts) | set(self.producers)
         self.node_names = _node_names(g.node)
+        self.used_names = ({vi.name for vi in g.input} | set(self.consts) | set(self.producers)
+                           | set(self.node_names))  # fresh() names serve tensors and new nodes
 
     def _graph_input(self) -> str:
         g = self.model.graph
@@ -198,8 +203,8 @@ class _Translator:
         return any(tensor in n.input for n in g.node) or any(o.name == tensor for o in g.output)
 
     def _live_nodes(self) -> set[int]:
-        """Indices of nodes a graph output depends on; a Reshape's shape input counts only if it is a
-        constant (a computed target shape is taken from shape inference instead)."""
+        """Indices of nodes a graph output depends on. A Reshape's shape input does not count: it is
+        a constant, or evaluated from static shapes (`shape_value`), or taken from shape inference."""
         need = {o.name for o in self.model.graph.output}
         live: set[int] = set()
         for i in reversed(range(len(self.model.graph.node))):
@@ -275,6 +280,29 @@ class _Translator:
     def const(self, name: str | None) -> np.ndarray | None:
         return None if name is None else self.consts.get(name)
 
+    def shape_value(self, name: str) -> np.ndarray | None:
+        """A constant, or a small integer tensor computed from static shapes and constants only
+        (Shape -> Gather/Slice/Unsqueeze/Squeeze/Concat/Cast, as exporters write `x.view(n, -1)`)."""
+        if name in self.consts:
+            return self.consts[name]
+        node = self.producers.get(name)
+        if node is None or node.op_type not in _SHAPE_FOLDS:
+            return None
+        if node.op_type == "Shape":
+            source = self.inp(node, 0)
+            if source is None or not (source in self.tensors or source in self.consts):
+                return None
+            a = self.attrs(node)
+            return np.array(self.shape(source)[a.get("start", 0):a.get("end")], dtype=np.int64)
+        args = [None if i is None else self.shape_value(i) for i in
+                (self.inp(node, k) for k in range(len(node.input)))]
+        if any(v is None and raw for v, raw in zip(args, node.input, strict=True)):
+            return None
+        try:
+            return np.asarray(_SHAPE_FOLDS[node.op_type](args, self.attrs(node)), dtype=np.int64)
+        except (ValueError, IndexError, TypeError):
+            return None
+
     def need_const(self, name: str | None, what: str) -> np.ndarray:
         value = self.const(name)
         if value is None:
@@ -324,6 +352,34 @@ class _Translator:
             raise Poisoned(name)
         self.tensors[name] = Tensor(name, tuple(self.consts[name].shape), data=self.consts[name])
 
+    def derived_static(self, name: str, base: str, fn: ArrayFn, axis_map: AxisFn, factor: float) -> str:
+        """A new tensor whose real value is factor · fn(value of static tensor `name`).
+
+        A constant is transformed directly; a Quantize/Dequantize chain over a constant is rebuilt
+        over the transformed constant, quantization axes mapped by `axis_map` and scales × factor.
+        """
+        if name not in self.tensors:
+            self._const_tensor(name)
+        t = self.tensors[name]
+        made_by = next((n for n in self.nodes if name in n.outputs), None)
+        if t.qtype is not None and factor <= 0:
+            raise Unsupported(f"cannot fold the factor {factor:g} into the quantized tensor {name}")
+        qtype = None if t.qtype is None else QType(
+            t.qtype.int, t.qtype.scale * factor, t.qtype.zero_point, axis_map(t.qtype.axis))
+        out = self.fresh(base)
+        if made_by is None:
+            if t.data is None:
+                raise Poisoned(name)
+            data = fn(t.data) if t.integer else factor * fn(np.asarray(t.data, np.float64))
+            self.consts[out] = data
+            self.tensors[out] = Tensor(out, tuple(data.shape), qtype, data, t.integer)
+            return out
+        source = self.derived_static(made_by.inputs[0], f"{base}__src", fn, axis_map, factor)
+        shape = tuple(fn(np.zeros(t.shape)).shape)
+        self.tensors[out] = Tensor(out, shape, qtype, integer=t.integer)
+        self.nodes.append(Node(out, made_by.op, (source,), (out,), made_by.attrs))
+        return out
+
     def set_qtype(self, name: str, qtype: QType, elem: int | None = None) -> None:
         """Give tensor `name` its qtype (integer codes); conflicting parameters are unsupported."""
         if name not in self.tensors:
@@ -336,6 +392,44 @@ class _Translator:
         self.tensors[name] = replace(t, qtype=qtype, integer=True)
         if elem is not None:
             self.elem[name] = elem
+
+
+def _axes_arg(args: list[Any], a: dict[str, Any]) -> tuple[int, ...] | None:
+    axes = a.get("axes") if len(args) < 2 or args[1] is None else args[1]
+    return None if axes is None else tuple(int(v) for v in np.reshape(axes, -1))
+
+
+def _unsqueeze(x: np.ndarray, axes: tuple[int, ...] | None) -> np.ndarray:
+    for ax in sorted(a + x.ndim + len(axes or ()) if a < 0 else a for a in axes or ()):
+        x = np.expand_dims(x, ax)
+    return x
+
+
+def _slice(args: list[Any], a: dict[str, Any]) -> np.ndarray:
+    x = args[0]
+    if len(args) > 1:  # opset >= 10: starts, ends, axes, steps inputs
+        starts, ends = args[1], args[2]
+        axes = args[3] if len(args) > 3 and args[3] is not None else range(len(starts))
+        steps = args[4] if len(args) > 4 and args[4] is not None else [1] * len(starts)
+    else:
+        starts, ends = a["starts"], a["ends"]
+        axes, steps = a.get("axes", range(len(starts))), [1] * len(starts)
+    index = [slice(None)] * x.ndim
+    for s, e, ax, st in zip(starts, ends, axes, steps, strict=True):
+        index[int(ax)] = slice(int(s), int(e), int(st))
+    return np.asarray(x[tuple(index)])
+
+
+_SHAPE_FOLDS: dict[str, Any] = {
+    "Shape": None,
+    "Gather": lambda args, a: np.take(args[0], args[1], axis=a.get("axis", 0)),
+    "Unsqueeze": lambda args, a: _unsqueeze(args[0], _axes_arg(args, a)),
+    "Squeeze": lambda args, a: np.squeeze(args[0], axis=_axes_arg(args, a)),
+    "Concat": lambda args, a: np.concatenate([np.reshape(v, -1) for v in args], axis=0),
+    "Cast": lambda args, a: args[0],
+    "Identity": lambda args, a: args[0],
+    "Slice": _slice,
+}
 
 
 def _plain(value: Any) -> Any:

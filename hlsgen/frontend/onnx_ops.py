@@ -42,12 +42,15 @@ class Ctx(Protocol):
     def shape(self, name: str) -> tuple[int, ...]: ...
     def inferred_shape(self, name: str) -> tuple[int | None, ...] | None: ...
     def const(self, name: str | None) -> np.ndarray | None: ...
+    def shape_value(self, name: str) -> np.ndarray | None: ...
     def need_const(self, name: str | None, what: str) -> np.ndarray: ...
     def is_static(self, name: str) -> bool: ...
     def elem_type(self, name: str) -> int | None: ...
     def attrs(self, node: onnx.NodeProto) -> dict[str, Any]: ...
     def fresh(self, base: str) -> str: ...
     def new_const(self, base: str, value: np.ndarray) -> str: ...
+    def derived_static(self, name: str, base: str, fn: Callable[[np.ndarray], np.ndarray],
+                       axis_map: Callable[[int | None], int | None], factor: float) -> str: ...
     def add_node(self, name: str, op: str, inputs: Sequence[str], outputs: Sequence[str],
                  attrs: dict[str, Any], shapes: Sequence[tuple[int, ...]]) -> None: ...
     def set_qtype(self, name: str, qtype: QType, elem: int | None = None) -> None: ...
@@ -169,8 +172,10 @@ def _batchnorm(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
         raise Unsupported(f"input rank {len(xs)} has no channel axis")
     params = []
     for i, what in enumerate(("scale", "B", "mean", "var"), start=1):
-        pname = ctx.inp(node, i)
-        if ctx.need_const(pname, what).size != xs[1] or pname is None:
+        pname, ps = _x(ctx, node, i)
+        if not ctx.is_static(pname):
+            raise Unsupported(f"{what} must be a constant")
+        if math.prod(ps) != xs[1]:
             raise Unsupported(f"{what} must have {xs[1]} values")
         params.append(pname)
     eps = float(a.get("epsilon", float(np.float32(1e-5))))
@@ -320,18 +325,34 @@ def _gemm(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
 
 def _gemm_weight(ctx: Ctx, node: onnx.NodeProto, name: str, trans_b: bool, alpha: float,
                  k: int) -> tuple[str, int]:
-    """w [N, K] = alpha · B' ᵀ; folded into a new constant unless B already is exactly that."""
+    """w [N, K] = alpha · B'ᵀ; a new tensor unless B already is exactly that."""
     bname, bs = _x(ctx, node, 1)
     ws = bs if trans_b else bs[::-1]
     if len(bs) != 2 or ws[1] != k:
         raise Unsupported(f"B {bs} (transB={int(trans_b)}) does not fit K={k}")
-    value = ctx.const(bname)
-    if trans_b and alpha == 1.0 and ctx.is_static(bname):
+    if not ctx.is_static(bname):
+        raise Unsupported("B must be a constant")
+    if trans_b and alpha == 1.0:
         return bname, ws[0]
-    if value is None:
-        raise Unsupported("B must be a constant (a quantized B needs transB=1 and alpha=1)")
-    w = value if trans_b else value.T
-    return ctx.new_const(f"{name}__weight", alpha * np.asarray(w, np.float64)), ws[0]
+    if trans_b:
+        return ctx.derived_static(bname, f"{name}__weight", _same, _same_axis, alpha), ws[0]
+    return ctx.derived_static(bname, f"{name}__weight", _transposed, _swap_axis, alpha), ws[0]
+
+
+def _same(v: np.ndarray) -> np.ndarray:
+    return v
+
+
+def _same_axis(axis: int | None) -> int | None:
+    return axis
+
+
+def _transposed(v: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(v.T)
+
+
+def _swap_axis(axis: int | None) -> int | None:
+    return None if axis is None else 1 - axis
 
 
 def _gemm_bias(ctx: Ctx, node: onnx.NodeProto, name: str, beta: float, n: int) -> str:
@@ -340,16 +361,21 @@ def _gemm_bias(ctx: Ctx, node: onnx.NodeProto, name: str, beta: float, n: int) -
     if c is None:
         return ctx.new_const(f"{name}__bias", np.zeros(n))
     cs = ctx.shape(c)
-    along_features = cs in ((n,), (1, n)) or (int(np.prod(cs)) == 1 and len(cs) <= 2)
-    if not along_features:
+    if not (cs in ((n,), (1, n)) or (math.prod(cs) == 1 and len(cs) <= 2)):
         raise Unsupported(f"C of shape {cs} is not broadcast along the {n} output features")
-    if cs == (n,) and beta == 1.0 and ctx.is_static(c):
+    if not ctx.is_static(c):
+        raise Unsupported("C must be a constant")
+    if cs == (n,) and beta == 1.0:
         return c
-    value = ctx.const(c)
-    if value is None:
-        raise Unsupported("C must be a constant (a quantized C needs shape (N,) and beta=1)")
-    b = beta * np.broadcast_to(np.asarray(value, np.float64).reshape(-1), (n,))
-    return ctx.new_const(f"{name}__bias", b.copy())
+
+    def to_features(v: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(v.reshape(-1), (n,)).copy()
+
+    return ctx.derived_static(c, f"{name}__bias", to_features, _feature_axis, beta)
+
+
+def _feature_axis(axis: int | None) -> int | None:
+    return None if axis is None else 0
 
 
 # ---- layout: Pad, Reshape family, Transpose -------------------------------------------------------
@@ -430,7 +456,8 @@ def _reshape_target(xs: tuple[int, ...], target: np.ndarray, allowzero: bool) ->
 @_op("Reshape")
 def _reshape(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     x, xs = _x(ctx, node)
-    target = ctx.const(ctx.inp(node, 1))
+    shape_input = ctx.inp(node, 1)
+    target = None if shape_input is None else ctx.shape_value(shape_input)
     if target is not None:
         out = _reshape_target(xs, target, bool(ctx.attrs(node).get("allowzero", 0)))
     else:
@@ -464,6 +491,8 @@ def _squeeze(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     axes = _axes(ctx, node, len(xs))
     if axes is None:
         axes = [i for i, d in enumerate(xs) if d == 1 and i > 0]
+    if 0 in axes:
+        raise Unsupported("Squeeze removes the batch dimension")
     if any(xs[i] != 1 for i in axes):
         raise Unsupported(f"cannot squeeze axes {axes} of shape {xs}")
     _emit_reshape(ctx, node, name, x, xs, [d for i, d in enumerate(xs) if i not in axes])
@@ -482,6 +511,8 @@ def _unsqueeze(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     axes = _axes(ctx, node, n_out)
     if not axes:
         raise Unsupported("axes are missing")
+    if 0 in axes:
+        raise Unsupported("Unsqueeze at axis 0 moves the batch dimension")
     rest = iter(xs)
     out = [1 if i in axes else next(rest) for i in range(n_out)]
     _emit_reshape(ctx, node, name, x, xs, out)

@@ -38,6 +38,8 @@ def _fusable_layer(graph: Graph, tensor: str, ops: tuple[str, ...]) -> Node | No
 def _fuse_residual(graph: Graph, node: Node) -> Edit | None:
     if node.op != "Add" or any(graph.is_const(i) for i in node.inputs):
         return None
+    if node.inputs[0] == node.inputs[1]:  # c + c: the layer cannot be its own skip (it stays an Add)
+        return None
     candidates = [(pos, c) for pos in (0, 1)
                   if (c := _fusable_layer(graph, node.inputs[pos], ("Conv",))) and len(c.inputs) == 3]
     if not candidates:
