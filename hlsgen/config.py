@@ -44,6 +44,7 @@ class QuantConfig:
     multiplier_bits: int = 16
     bias_bits: int = 32
     max_acc_bits: int = 48
+    fuse_across_qdq: bool = True
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,7 @@ def parse_quant(section: Any, where: Where) -> QuantConfig:
         multiplier_bits=get_int(m, "multiplier_bits", where, d.multiplier_bits, 8, 32),
         bias_bits=get_int(m, "bias_bits", where, d.bias_bits, 8, 32),
         max_acc_bits=get_int(m, "max_acc_bits", where, d.max_acc_bits, 16, 56),
+        fuse_across_qdq=get_bool(m, "fuse_across_qdq", where, d.fuse_across_qdq),
     )
 
 

@@ -8,6 +8,10 @@ Requires: front-end output (QONNX Quant is already a Quantize/Dequantize pair).
 Math:    DQ(Q(x)) is the fake-quantized x; the quantize pass later makes x really integer with the
          same qtype, so the annotation carries exactly the model's quantization.
          A Q of a float constant is evaluated now: codes = numerics.quantize(value, qtype).
+         A quantizer whose zero point is its type's lowest code clamps at real 0: that is how
+         onnxruntime's QDQ export absorbs a Relu. Where such a tensor is made by a Conv, Gemm,
+         MatMul or BatchNormalization, an explicit Relu is restored (it fuses back into the layer),
+         so fusions that drop this intermediate rounding (residual add, BN fold) keep the clamp.
 Refuses when: a Dequantize reads a non-constant tensor not made by a Quantize (integer model input),
          or one tensor is quantized twice with different parameters.
 """
@@ -17,7 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hlsgen.errors import HlsgenError
-from hlsgen.ir import Edit, Graph, Node, Tensor
+from hlsgen.ir import Edit, Graph, Node, Note, Tensor
 from hlsgen.numerics import quantize
 from hlsgen.passes.context import PassContext
 from hlsgen.passes.rewrite import rewrite_all
@@ -27,6 +31,8 @@ def absorb_qdq(graph: Graph, ctx: PassContext) -> Graph:
     graph = rewrite_all(graph, _fold_const_quantize)
     graph = rewrite_all(graph, _fold_const_dequantize)
     graph = rewrite_all(graph, _absorb_pair)
+    if ctx.config.quant.fuse_across_qdq:
+        graph = rewrite_all(graph, _restore_absorbed_relu)
     leftover = [n for n in graph.nodes if n.op in ("QuantizeLinear", "DequantizeLinear")]
     if leftover:
         n = leftover[0]
@@ -75,3 +81,23 @@ def _absorb_pair(graph: Graph, node: Node) -> Edit | None:
     others = [c for c in graph.consumers(q_node.outputs[0]) if c.name != node.name]
     remove = (node.name,) if others else (node.name, q_node.name)
     return Edit(remove=remove, tensors=(annotated,), rename_uses={node.outputs[0]: x.name})
+
+
+# Ops whose output rounding a later pass may fuse away (into an epilogue or a BN fold). An Add keeps
+# its output rounding (a residual epilogue or a standalone add writes that tensor), so it needs none.
+FUSABLE_PRODUCERS = ("Conv", "Gemm", "MatMul", "BatchNormalization")
+
+
+def _restore_absorbed_relu(graph: Graph, node: Node) -> Edit | None:
+    if node.op not in FUSABLE_PRODUCERS or node.attr("relu_restored"):
+        return None
+    out = graph.tensor(node.outputs[0])
+    q = out.qtype
+    if q is None or int(q.zero_point) != q.int.lo:
+        return None
+    pre = Tensor(f"{out.name}.pre_relu", out.shape)
+    moved = Node(node.name, node.op, node.inputs, (pre.name,), {**node.attrs, "relu_restored": True})
+    relu = Node(f"{node.name}.relu", "Relu", (pre.name,), (out.name,))
+    note = Note("relu_restored", node.name, f"quantizer of {out.name} clamps at 0 (zero point {q.int.lo}): "
+                "explicit Relu restored")
+    return Edit(remove=(node.name,), add=(moved, relu), tensors=(pre,), notes=(note,))

@@ -9,6 +9,7 @@ Requires: scalings_to_affine (Affines from constant Mul/Add are folded the same 
 Math:    float64 throughout, before weight quantization. Channels whose variance is below
          `bn.var_floor` are raised to it and reported (node, channel, variance); gamma = 0 gives a
          zero channel; negative gamma flips the channel's weights (or its scale sign).
+         With `quant.fuse_across_qdq: false` nothing folds across a tensor the model quantizes.
 Refuses when: any BN parameter is NaN/Inf or a variance is negative (error naming node and
          channel); with `bn.floor_is_error`, any floored channel is an error.
 """
@@ -21,13 +22,14 @@ from hlsgen.errors import HlsgenError
 from hlsgen.ir import Edit, Graph, Node, Note, QType, Tensor
 from hlsgen.passes.affine import affine_node
 from hlsgen.passes.context import PassContext
-from hlsgen.passes.rewrite import rewrite_all
+from hlsgen.passes.rewrite import dropped_rounding, rewrite_all
 
 
 def fold_bn(graph: Graph, ctx: PassContext) -> Graph:
     floor, strict = ctx.config.bn.var_floor, ctx.config.bn.floor_is_error
     graph = rewrite_all(graph, lambda g, n: _bn_to_affine(g, n, floor, strict))
-    return rewrite_all(graph, _fold_affine)
+    across = ctx.config.quant.fuse_across_qdq
+    return rewrite_all(graph, lambda g, n: _fold_affine(g, n, across))
 
 
 def bn_coefficients(gamma: np.ndarray, beta: np.ndarray, mean: np.ndarray, var: np.ndarray,
@@ -67,24 +69,28 @@ def _check_params(node: Node, *params: np.ndarray) -> None:
                           f"in channel {c}")
 
 
-def _fold_affine(graph: Graph, node: Node) -> Edit | None:
+def _fold_affine(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:
     if node.op != "Affine":
         return None
     prev = graph.producer(node.inputs[0])
     if prev is None or graph.single_consumer(node.inputs[0]) is None:
         return None
+    if not across_qdq and graph.tensor(node.inputs[0]).qtype is not None:
+        return None  # keep the model's own rounding of the layer output (quant.fuse_across_qdq: false)
     a, b = graph.tensor(node.inputs[1]).real_value(), graph.tensor(node.inputs[2]).real_value()
     if prev.op == "Affine":
         pa, pb = graph.tensor(prev.inputs[1]).real_value(), graph.tensor(prev.inputs[2]).real_value()
         merged, consts = affine_node(prev.name, prev.inputs[0], node.outputs[0], pa * a, pb * a + b)
-        return Edit(remove=(prev.name, node.name), add=(merged,), tensors=consts)
+        notes = dropped_rounding(graph, node.inputs[0], prev.name, float(np.max(np.abs(a))))
+        return Edit(remove=(prev.name, node.name), add=(merged,), tensors=consts, notes=notes)
     if prev.op not in ("Conv", "Gemm") or prev.attr("act") != "none" or len(prev.inputs) > 3:
         return None
     weight = _scaled_weight(graph.tensor(prev.inputs[1]), a, f"{prev.name}.weight_folded")
     old_b = graph.tensor(prev.inputs[2]).real_value()
     bias = Tensor(f"{prev.name}.bias_folded", old_b.shape, None, old_b * a + b)
     fused = Node(prev.name, prev.op, (prev.inputs[0], weight.name, bias.name), node.outputs, prev.attrs)
-    return Edit(remove=(prev.name, node.name), add=(fused,), tensors=(weight, bias))
+    notes = dropped_rounding(graph, node.inputs[0], prev.name, float(np.max(np.abs(a))))
+    return Edit(remove=(prev.name, node.name), add=(fused,), tensors=(weight, bias), notes=notes)
 
 
 def _scaled_weight(w: Tensor, a: np.ndarray, name: str) -> Tensor:

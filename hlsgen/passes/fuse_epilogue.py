@@ -6,6 +6,8 @@ Requires: fold_bn (so a BatchNorm between Conv and Add is already inside the Con
 Math:    y = act(conv(x) + b + skip). Quantized, this is one requant with two multipliers sharing a
          shift (the skip keeps its own scale) and a clamp: ReLU raises the lower clamp to the output
          zero point, Clip/ReLU6 moves both clamps, LeakyReLU uses a second multiplier for v < 0.
+         `quant.fuse_across_qdq: false` keeps every rounding a QDQ model has: nothing fuses across
+         a tensor with its own qtype (each layer then matches onnxruntime within 1 LSB).
 Refuses when: the layer output has other readers (it must stay visible), the layer already has an
          activation, LeakyReLU after a residual add (stays a standalone requant). An Add whose two
          inputs have different shapes is an error naming both nodes.
@@ -18,30 +20,35 @@ import math
 from hlsgen.errors import HlsgenError
 from hlsgen.ir import Edit, Graph, Node
 from hlsgen.passes.context import PassContext
-from hlsgen.passes.rewrite import rewrite_all
+from hlsgen.passes.rewrite import dropped_rounding, rewrite_all
 
 LAYERS = ("Conv", "Gemm")
 
 
 def fuse_epilogue(graph: Graph, ctx: PassContext) -> Graph:
-    graph = rewrite_all(graph, _fuse_residual)
-    return rewrite_all(graph, _fuse_activation)
+    across = ctx.config.quant.fuse_across_qdq
+    graph = rewrite_all(graph, lambda g, n: _fuse_residual(g, n, across))
+    return rewrite_all(graph, lambda g, n: _fuse_activation(g, n, across))
 
 
-def _fusable_layer(graph: Graph, tensor: str, ops: tuple[str, ...]) -> Node | None:
+def _fusable_layer(graph: Graph, tensor: str, ops: tuple[str, ...], across_qdq: bool) -> Node | None:
+    """The layer making `tensor` if it can take an epilogue: single reader, no activation yet, and
+    (unless fusing across the model's quantization is allowed) no rounding of its own on `tensor`."""
     node = graph.producer(tensor)
     if node is None or node.op not in ops or node.attr("act") != "none":
+        return None
+    if not across_qdq and graph.tensor(tensor).qtype is not None:
         return None
     return node if graph.single_consumer(tensor) is not None else None
 
 
-def _fuse_residual(graph: Graph, node: Node) -> Edit | None:
+def _fuse_residual(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:
     if node.op != "Add" or any(graph.is_const(i) for i in node.inputs):
         return None
     if node.inputs[0] == node.inputs[1]:  # c + c: the layer cannot be its own skip (it stays an Add)
         return None
     candidates = [(pos, c) for pos in (0, 1)
-                  if (c := _fusable_layer(graph, node.inputs[pos], ("Conv",))) and len(c.inputs) == 3]
+                  if (c := _fusable_layer(graph, node.inputs[pos], ("Conv",), across_qdq)) and len(c.inputs) == 3]
     if not candidates:
         return None
     order = {n.name: i for i, n in enumerate(graph.nodes)}
@@ -53,17 +60,19 @@ def _fuse_residual(graph: Graph, node: Node) -> Edit | None:
         raise HlsgenError(f"nodes {conv.name} and {other.name if other else skip} meet at {node.name} with "
                           f"different shapes {list(main_shape)} and {list(skip_shape)}")
     fused = Node(conv.name, "Conv", conv.inputs + (skip,), node.outputs, conv.attrs)
-    return Edit(remove=(conv.name, node.name), add=(fused,))
+    notes = dropped_rounding(graph, node.inputs[pos], conv.name)
+    return Edit(remove=(conv.name, node.name), add=(fused,), notes=notes)
 
 
-def _fuse_activation(graph: Graph, node: Node) -> Edit | None:
+def _fuse_activation(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:
     if node.op not in ("Relu", "Clip", "LeakyRelu"):
         return None
-    layer = _fusable_layer(graph, node.inputs[0], LAYERS)
+    layer = _fusable_layer(graph, node.inputs[0], LAYERS, across_qdq)
     if layer is None or (node.op == "LeakyRelu" and len(layer.inputs) > 3):
         return None
     fused = Node(layer.name, layer.op, layer.inputs, node.outputs, {**layer.attrs, **activation_attrs(node)})
-    return Edit(remove=(layer.name, node.name), add=(fused,))
+    notes = dropped_rounding(graph, node.inputs[0], layer.name)
+    return Edit(remove=(layer.name, node.name), add=(fused,), notes=notes)
 
 
 def activation_attrs(node: Node) -> dict[str, object]:

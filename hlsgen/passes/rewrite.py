@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from hlsgen.ir import Edit, Graph, Node
+from hlsgen.ir import Edit, Graph, Node, Note
 
 Rule = Callable[[Graph, Node], Edit | None]
 
@@ -33,3 +33,14 @@ def rewrite_all(graph: Graph, rule: Rule) -> Graph:
 def const_value(graph: Graph, name: str) -> np.ndarray | None:
     """Real value of a constant input, or None when it is not a constant."""
     return graph.tensor(name).real_value() if graph.is_const(name) else None
+
+
+def dropped_rounding(graph: Graph, tensor: str, layer: str, gain: float = 1.0) -> tuple[Note, ...]:
+    """A note when a fusion makes `tensor` internal although the model quantizes it: that rounding
+    disappears (the fused result is closer to exact math). `gain` bounds how much a change of that
+    tensor moves the layer output (|a| of a folded BN; 1 for an add or an activation)."""
+    q = graph.tensor(tensor).qtype
+    if q is None:
+        return ()
+    return (Note("fused_rounding", layer, f"model's rounding of {tensor} fused away",
+                 {"tensor": tensor, "scale": float(np.max(np.abs(q.scale))), "gain": float(gain)}),)
