@@ -5,6 +5,8 @@ After:   x ─Gemm(w = Wᵀ, b)─► y                       x ─Gemm(w, b0 + 
 Requires: cleanup. A MatMul without a bias Add also becomes a Gemm with a zero bias.
 Math:    y[m, n] = Σ_k x[m, k]·W[k, n] + b[n]; the bias must be constant along M (rows), i.e. of
          shape (N,) or (1, N), so it is one value per output feature.
+         A QDQ model's rounding of the MatMul output is fused away (always, whatever
+         quant.fuse_across_qdq says: a standalone bias add has no hardware of its own).
 Refuses when: the bias varies along M (error naming MatMul and Add), or the MatMul output has other
          readers (then only MatMul → Gemm is done and the Add stays).
 """
@@ -16,7 +18,7 @@ import numpy as np
 from hlsgen.errors import HlsgenError
 from hlsgen.ir import Edit, Graph, Node, QType, Tensor
 from hlsgen.passes.context import PassContext
-from hlsgen.passes.rewrite import const_value, rewrite_all
+from hlsgen.passes.rewrite import const_value, dropped_rounding, rewrite_all
 
 
 def fuse_matmul_add(graph: Graph, ctx: PassContext) -> Graph:
@@ -60,5 +62,6 @@ def _absorb_bias_add(graph: Graph, node: Node) -> Edit | None:
         bias = Tensor(f"{gemm.name}.bias_fused", old.shape, None, old.real_value() + np.broadcast_to(
             b.reshape(-1), (n_out,)))
         fused = Node(gemm.name, "Gemm", (gemm.inputs[0], gemm.inputs[1], bias.name), node.outputs, gemm.attrs)
-        return Edit(remove=(gemm.name, node.name), add=(fused,), tensors=(bias,))
+        notes = dropped_rounding(graph, node.inputs[pos], gemm.name)
+        return Edit(remove=(gemm.name, node.name), add=(fused,), tensors=(bias,), notes=notes)
     return None

@@ -39,8 +39,9 @@ def dropped_rounding(graph: Graph, tensor: str, layer: str, gain: float = 1.0) -
     """A note when a fusion makes `tensor` internal although the model quantizes it: that rounding
     disappears (the fused result is closer to exact math). `gain` bounds how much a change of that
     tensor moves the layer output (|a| of a folded BN; 1 for an add or an activation)."""
-    q = graph.tensor(tensor).qtype
-    if q is None:
+    t = graph.tensor(tensor)
+    if t.qtype is None:
         return ()
-    return (Note("fused_rounding", layer, f"model's rounding of {tensor} fused away",
-                 {"tensor": tensor, "scale": float(np.max(np.abs(q.scale))), "gain": float(gain)}),)
+    return (Note("fused_rounding", layer, f"model's rounding (and clamp) of {tensor} fused away",
+                 {"tensor": tensor, "aliases": list(t.aliases), "scale": float(np.max(np.abs(t.qtype.scale))),
+                  "gain": float(gain)}),)
