@@ -18,10 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import model_zoo  # noqa: E402
+from ort_agreement import layer_agreement  # noqa: E402
+
 from hlsgen import compile_model  # noqa: E402
 from hlsgen.config import config_from_dict  # noqa: E402
 from hlsgen.frontend import from_onnx_model  # noqa: E402
-from ort_agreement import layer_agreement  # noqa: E402
 
 MODELS = {"resnet_tiny": model_zoo.resnet_tiny, "dw_separable": model_zoo.dw_separable, "mlp": model_zoo.mlp}
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import onnx
+from model_zoo import run_ort
 
 from hlsgen import Compilation, intermediates
 from hlsgen.golden import KERNELS
 from hlsgen.ir import Graph, Node
-from model_zoo import run_ort
 
 COMPARED_OPS = ("QConv", "QGemm", "QAdd", "QAvgPool", "QMaxPool", "QRequant")
 

@@ -6,10 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import model_zoo
 import numpy as np
 import pytest
 
-import model_zoo
 from hlsgen import compile_model, run_golden
 from hlsgen.cli import main
 

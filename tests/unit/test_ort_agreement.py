@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import model_zoo
 import numpy as np
 import pytest
+from ort_agreement import LayerAgreement, layer_agreement
 
-import model_zoo
 from hlsgen import compile_model
 from hlsgen.config import config_from_dict
 from hlsgen.frontend import from_onnx_model
-from ort_agreement import LayerAgreement, layer_agreement
 
 MODELS = {"resnet_tiny": model_zoo.resnet_tiny, "dw_separable": model_zoo.dw_separable, "mlp": model_zoo.mlp}
 
@@ -35,7 +35,7 @@ def _agreement(name: str, act: str, tmp: Path, fuse_across: bool) -> list[LayerA
 def test_every_layer_within_one_lsb_when_keeping_model_roundings(name: str, act: str, tmp_path: Path) -> None:
     rows = _agreement(name, act, tmp_path, fuse_across=False)
     assert rows, "no layer compared"
-    assert all(r.bound == 1 for r in rows)
+    assert all(r.bound == 1 or r.op == "QGemm" for r in rows)  # only MatMul+Add always fuses
     worst = max(rows, key=lambda r: r.max_fed)
     assert worst.max_fed <= 1, worst
 

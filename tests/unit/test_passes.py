@@ -11,12 +11,12 @@ import math
 from dataclasses import replace
 from fractions import Fraction
 
+import model_zoo as zoo
 import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
 
-import model_zoo as zoo
 from hlsgen.api import compile_model, float_stage
 from hlsgen.config import BnConfig, Config, config_from_dict
 from hlsgen.errors import HlsgenError, UnsupportedModelError
@@ -625,7 +625,7 @@ def test_quantized_multipliers_reproduce_the_scale_ratio(resnet_compiled):
         main, skip = _ratios(g, n)
         for c, r in enumerate(main):
             m, s = n.attr("mult")[c], n.attr("shift")[c]
-            assert 0 <= s and abs(m) < 1 << (bits - 1)
+            assert s >= 0 and abs(m) < 1 << (bits - 1)
             approx = Fraction(m, 1 << s)
             if skip is None:
                 assert abs(approx - r) <= r / (1 << (bits - 2)), (n.name, c)
