@@ -14,6 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from hlsgen.config_hw import HwConfig, parse_hw
 from hlsgen.numerics import ROUNDINGS
 from hlsgen.schema import (
     Where,
@@ -73,6 +74,7 @@ class Config:
     quant: QuantConfig = field(default_factory=QuantConfig)
     bn: BnConfig = field(default_factory=BnConfig)
     layers: Mapping[str, LayerOverride] = field(default_factory=_no_layers)
+    hw: HwConfig = field(default_factory=HwConfig)
     source: str = field(default="<defaults>", compare=False)  # where it came from, for messages
 
     def weight_bits(self, layer: str) -> int:
@@ -86,17 +88,19 @@ class Config:
     def check_layer_names(self, known: Iterable[str]) -> None:
         """Refuse overrides for layers the model does not have (typos would be silently ignored)."""
         names = set(known)
-        where = Where(self.source, "layers")
-        for name in self.layers:
-            if name not in names:
-                raise where.error(f"{where.key(name)!r} names no layer of the model"
-                                  f"{suggest(name, names)}")
+        for section, entries in (("layers", self.layers), ("hw.layers", self.hw.layers)):
+            where = Where(self.source, section)
+            for name in entries:
+                if name not in names:
+                    raise where.error(f"{where.key(name)!r} names no layer of the model"
+                                      f"{suggest(name, names)}")
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "quant": asdict(self.quant),
             "bn": asdict(self.bn),
             "layers": {name: o.to_dict() for name, o in self.layers.items()},
+            "hw": self.hw.to_dict(),
         }
 
 
@@ -124,11 +128,12 @@ def merge_under(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, A
 def config_from_dict(d: Mapping[str, Any], source: str) -> Config:
     top = Where(source)
     data = as_mapping(d, top)
-    check_keys(data, ("quant", "bn", "layers"), top)
+    check_keys(data, ("quant", "bn", "layers", "hw"), top)
     return Config(
         quant=parse_quant(data.get("quant"), top.child("quant")),
         bn=_parse_bn(data.get("bn"), top.child("bn")),
         layers=_parse_layers(data.get("layers"), top.child("layers")),
+        hw=parse_hw(data.get("hw"), top.child("hw")),
         source=source,
     )
 
