@@ -125,36 +125,36 @@ def shared_shift_multipliers(
 ) -> tuple[list[np.ndarray], np.ndarray]:
     """Several multipliers per channel sharing one shift (residual add: Ma, Mb; leaky: M, M_neg).
 
-    The shift is chosen from the largest |ratio| of each channel so that it uses all `bits`.
+    Per channel, the shift gives the smallest nonzero |ratio| a multiplier of `bits` bits
+    (2**(bits-2) <= |M| < 2**(bits-1)); a larger ratio sharing the shift gets a proportionally wider
+    multiplier, up to WIDE_MULT_BITS bits signed (beyond that the shift shrinks and the smallest
+    multiplier keeps fewer bits). So a residual add whose branch scales differ by 2**14 keeps full
+    precision on both branches.
     """
     arrs = [np.atleast_1d(np.asarray(r, dtype=np.float64)) for r in ratios]
     n = max(a.size for a in arrs)
-    arrs = [np.broadcast_to(a, (n,)) for a in arrs]
-    biggest = np.max(np.abs(np.stack(arrs)), axis=0)
-    shifts = np.zeros(n, dtype=np.int64)
-    for c in range(n):
-        if biggest[c] == 0:
-            continue
-        _, exp = math.frexp(biggest[c])  # biggest = m * 2**exp with 0.5 <= m < 1
-        shifts[c] = min(bits - 1 - exp, MAX_SHIFT - 1)
-        if shifts[c] < 0:
-            raise ValueError(f"requant ratio {biggest[c]:.6g} too large for a {bits}-bit multiplier")
-    mults = []
-    for a in arrs:
-        m = round_real(a * np.exp2(shifts.astype(np.float64)))
-        mults.append(m)
-    limit = 1 << (bits - 1)
-    overflow = np.zeros(n, dtype=bool)
-    for m in mults:
-        overflow |= np.abs(m) >= limit
-    if np.any(overflow):  # rounding reached 2**(bits-1): one bit less of shift
-        shifts = np.where(overflow, shifts - 1, shifts)
-        if np.any(shifts < 0):  # the ratio rounded up to 2**(bits-1) with no shift left to give
-            c = int(np.flatnonzero(shifts < 0)[0])
-            raise ValueError(f"requant ratio {biggest[c]:.6g} too large for a {bits}-bit multiplier")
-        mults = [np.where(overflow, round_real(a * np.exp2(shifts.astype(np.float64))), m)
-                 for a, m in zip(arrs, mults, strict=True)]
+    table = np.stack([np.broadcast_to(a, (n,)) for a in arrs])  # [ratios, channels]
+    shifts = np.array([_channel_shift(table[:, c], bits) for c in range(n)], dtype=np.int64)
+    mults = [round_real(row * np.exp2(shifts.astype(np.float64))) for row in table]
     return mults, shifts
+
+
+WIDE_MULT_BITS = 32
+
+
+def _channel_shift(ratios: np.ndarray, bits: int) -> int:
+    nonzero = np.abs(ratios[ratios != 0])
+    if nonzero.size == 0:
+        return 0
+    small, big = float(nonzero.min()), float(nonzero.max())
+    shift = min(bits - 1 - math.frexp(small)[1], WIDE_MULT_BITS - 1 - math.frexp(big)[1], MAX_SHIFT - 1)
+    # rounding may reach the limit (e.g. 0.99999 * 2**15 -> 2**15): one bit less of shift
+    while shift >= 0 and (abs(round_real(np.float64(small * 2.0**shift))) >= 1 << (bits - 1) or
+                          abs(round_real(np.float64(big * 2.0**shift))) >= 1 << (WIDE_MULT_BITS - 1)):
+        shift -= 1
+    if shift < 0:
+        raise ValueError(f"requant ratio {big:.6g} too large for a {bits}-bit multiplier")
+    return shift
 
 
 def requantize(

@@ -24,6 +24,7 @@ from hlsgen.numerics import (
     quantize_bias,
     round_real,
     shared_shift_multipliers,
+    signed_bits_for,
     weight_qtype_and_codes,
 )
 
@@ -84,10 +85,11 @@ def layer_attrs(graph: Graph, node: Node, codes: np.ndarray, s_w: np.ndarray,
     mults, shift = _multipliers(node, ratios, st.multiplier_bits)
     lo, hi = clamp_codes(qy, node.attr("clip_min", -math.inf), node.attr("clip_max", math.inf))
     acc_bits = accumulator_bits(codes, qx.int, bias)
-    _check_widths(node, acc_bits, st)
+    mult_bits = signed_bits_for(max(int(np.max(np.abs(m), initial=0)) for m in mults))
+    _check_widths(node, acc_bits, mult_bits, st)
     attrs = {"mult": _ints(mults[0]), "shift": _ints(shift), "zp": int(qy.zero_point), "lo": lo, "hi": hi,
              "rounding": st.rounding, "mult_neg": _ints(mults[-1]) if node.attr("act") == "leaky" else None,
-             "acc_bits": acc_bits, "act": node.attr("act"), **extra}
+             "acc_bits": acc_bits, "mult_bits": mult_bits, "act": node.attr("act"), **extra}
     if len(node.inputs) > 3:
         attrs["skip_mult"] = _ints(mults[1])
     return attrs, bias
@@ -100,13 +102,13 @@ def _multipliers(node: Node, ratios: list[np.ndarray], bits: int) -> tuple[list[
         raise HlsgenError(f"node {node.name}: {e}") from None
 
 
-def _check_widths(node: Node, acc_bits: int, st: LayerSettings) -> None:
+def _check_widths(node: Node, acc_bits: int, mult_bits: int, st: LayerSettings) -> None:
     if acc_bits > st.max_acc_bits:
         raise HlsgenError(f"node {node.name}: accumulator needs {acc_bits} bits, more than "
                           f"quant.max_acc_bits={st.max_acc_bits}")
-    if acc_bits + st.multiplier_bits > 62:
+    if acc_bits + mult_bits > 63:
         raise HlsgenError(f"node {node.name}: accumulator ({acc_bits} bits) times multiplier "
-                          f"({st.multiplier_bits} bits) does not fit the 64-bit requant product")
+                          f"({mult_bits} bits) does not fit the 64-bit requant product")
 
 
 def _qtype(graph: Graph, tensor: str) -> QType:

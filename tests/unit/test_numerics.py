@@ -207,26 +207,34 @@ def test_shared_shift_two_ratios():
     ra = np.array([0.0043, 0.9, -0.02, 0.0, 3.0])
     rb = np.array([0.61, 0.011, 0.5, 0.0, -7.5])
     (ma, mb), s = nu.shared_shift_multipliers([ra, rb], bits)
-    biggest = np.maximum(np.abs(ra), np.abs(rb))
-    _, s_big = nu.multiplier_and_shift(biggest, bits)
-    assert np.array_equal(s, s_big)  # one shift, chosen by the larger ratio of each channel
+    smallest = np.where((np.abs(ra) <= np.abs(rb)) & (ra != 0) | (rb == 0), np.abs(ra), np.abs(rb))
+    _, s_small = nu.multiplier_and_shift(smallest, bits)
+    assert np.array_equal(s, s_small)  # one shift, chosen so the smaller ratio keeps all its bits
     for c in range(ra.size):
         for r, m in ((ra[c], ma[c]), (rb[c], mb[c])):
-            assert abs(int(m)) < 1 << (bits - 1)
+            assert abs(int(m)) < 1 << (nu.WIDE_MULT_BITS - 1)
             # each multiplier is the exact rounding of its ratio at the shared shift
             assert int(m) == ref_round(Fraction(float(r)) * (1 << int(s[c])), "half_even")
-        big_r, big_m = (ra[c], ma[c]) if abs(ra[c]) >= abs(rb[c]) else (rb[c], mb[c])
-        _check_multiplier(float(big_r), int(big_m), int(s[c]), bits)
-    # negative control: alone, the smaller ratio of channel 0 would get a larger shift
-    _, s_alone = nu.multiplier_and_shift(ra[:1], bits)
-    assert int(s_alone[0]) > int(s[0])
+            if r != 0:  # both keep at least `bits` significant bits: relative error <= 2**-(bits-2)
+                assert abs(Fraction(int(m), 1 << int(s[c])) / Fraction(float(r)) - 1) <= Fraction(1, 1 << (bits - 2))
+        small_r, small_m = (ra[c], ma[c]) if abs(ra[c]) == smallest[c] else (rb[c], mb[c])
+        _check_multiplier(float(small_r), int(small_m), int(s[c]), bits)
+    # negative control: sharing the larger ratio's shift would leave channel 0's small ratio ~7 bits
+    _, s_big = nu.multiplier_and_shift(np.abs(rb[:1]), bits)
+    assert int(s_big[0]) < int(s[0])
+
+
+def test_shared_shift_wide_spread_caps_at_32_bits():
+    (ma, mb), s = nu.shared_shift_multipliers([np.array([1e-6]), np.array([10.0])], 16)
+    assert abs(int(mb[0])) < 1 << 31 and abs(int(mb[0])) >= 1 << 30  # the big one is capped
+    assert 0 < abs(int(ma[0])) < 1 << 15  # the small one gives up precision
 
 
 def test_shared_shift_broadcasts_a_scalar_ratio():
     (ma, mb), s = nu.shared_shift_multipliers([np.array([0.1, 0.2, 0.9]), np.float64(0.05)], 16)
-    assert s.tolist() == [18, 17, 15]
+    assert s.tolist() == [19, 19, 19]  # the shared 0.05 is the smaller ratio everywhere
     assert ma.shape == mb.shape == s.shape == (3,)
-    assert len(set(mb.tolist())) > 1  # same ratio, different shifts per channel: different multipliers
+    assert len(set(ma.tolist())) == 3 and len(set(mb.tolist())) == 1
 
 
 # ---- requantize -----------------------------------------------------------------------------------
