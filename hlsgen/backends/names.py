@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import re
 
-_KEYWORDS = frozenset("""
-alignas alignof and asm auto bool break case catch char class const constexpr continue default delete do double
-else enum explicit export extern false float for friend goto if inline int long mutable namespace new not
-operator or private protected public register return short signed sizeof static struct switch template this
-throw true try typedef typename union unsigned using virtual void volatile while xor
-always assign begin end endmodule module input output inout wire reg logic integer parameter localparam
-generate endgenerate genvar initial function endfunction task endtask posedge negedge default case endcase
-""".split())
+_KEYWORDS = frozenset(["alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const", "constexpr", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "not", "operator", "or", "private", "protected", "public", "register", "return", "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor", "always", "assign", "begin", "end", "endmodule", "module", "input", "output", "inout", "wire", "reg", "logic", "integer", "parameter", "localparam", "generate", "endgenerate", "genvar", "initial", "function", "endfunction", "task", "endtask", "posedge", "negedge", "default", "case", "endcase"])
 
 
 class Namer:
