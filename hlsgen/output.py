@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from hlsgen.api import Compilation
+from hlsgen.backends import hardware_enabled, write_backends
+from hlsgen.backends.dataflow import build_dataflow
 from hlsgen.ir import format_graph
 from hlsgen.report import build_report, render_markdown
 
@@ -38,9 +40,11 @@ def write_folder_atomically(out_dir: str | Path, fill: Callable[[Path], None]) -
 
 
 def write_compilation(c: Compilation, out_dir: str | Path) -> tuple[Path, dict[str, Any]]:
-    report = build_report(c)
+    df = build_dataflow(c.graph, c.config.hw) if hardware_enabled(c) else None
+    report = build_report(c, df)
 
     def fill(tmp: Path) -> None:
+        write_backends(c, df, tmp)
         graphs = tmp / "graph"
         graphs.mkdir()
         for i, (name, g) in enumerate(c.stages):

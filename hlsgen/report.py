@@ -7,12 +7,13 @@ from typing import Any
 import numpy as np
 
 from hlsgen.api import Compilation, float_reference, run_golden
+from hlsgen.backends.dataflow import Dataflow
 from hlsgen.ir import Graph, Node
 
 HOST_BOUNDARY_OPS = ("QuantizeInput", "DequantizeOutput")
 
 
-def build_report(c: Compilation) -> dict[str, Any]:
+def build_report(c: Compilation, df: Dataflow | None = None) -> dict[str, Any]:
     g = c.graph
     tail = [n for n in g.nodes if n.name in _tail_names(g)]
     layers = [layer_row(g, n) for n in g.nodes if n.op not in HOST_BOUNDARY_OPS and n not in tail]
@@ -29,7 +30,24 @@ def build_report(c: Compilation) -> dict[str, Any]:
         "notes": [{"kind": n.kind, "node": n.node, "message": n.message} for n in g.notes
                   if n.kind != "bn_floor"],
         "errors": measured_errors(c),
+        "hardware": hardware_summary(df, layers) if df is not None else None,
     }
+
+
+def hardware_summary(df: Dataflow, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Cycle model (see hlsgen/backends/dataflow.py); also adds pe/simd/cycles to the layer rows."""
+    by_node = {lay.node: lay for lay in df.layers}
+    for row in rows:
+        lay = by_node.get(row["name"])
+        if lay is not None:
+            row.update(pe=lay.pe, simd=lay.simd, cycles=lay.cycles,
+                       mac_bound_cycles=-(-lay.macs // (lay.pe * lay.simd)) if lay.macs else None)
+    multipliers = sum(lay.pe * lay.simd for lay in df.layers if lay.macs)
+    macs = sum(lay.macs for lay in df.layers)
+    return {"top": df.top, "cycles_per_frame": df.cycles_per_frame, "bottleneck": df.bottleneck,
+            "multipliers": multipliers, "mac_bound_cycles": -(-macs // multipliers) if multipliers else 0,
+            "input_beats_per_frame": df.input.pixels,
+            "fifo_depths": {f"{s}->{lay}": d for (s, lay), d in sorted(df.fifo_depth.items())}}
 
 
 def _tail_names(g: Graph) -> set[str]:
@@ -139,6 +157,14 @@ def render_markdown(r: dict[str, Any]) -> str:
               f"- golden (integer, dequantized) vs float model, max relative per output: "
               f"{', '.join(_num(v) for v in e['golden_vs_float_relative'])}",
               f"- argmax agreement per output: {', '.join(f'{v:.0%}' for v in e['argmax_agreement'])}"]
+    hw = r.get("hardware")
+    if hw:
+        lines += ["", "## Hardware (cycle model)", "",
+                  f"Steady state {hw['cycles_per_frame']:,} cycles per frame (slowest layer `{hw['bottleneck']}`); "
+                  f"{hw['multipliers']} multipliers would need {hw['mac_bound_cycles']:,} cycles at 100% use.", "",
+                  "| layer | PE | SIMD | cycles | MAC bound |", "|---|---:|---:|---:|---:|"]
+        lines += [f"| {row['name']} | {row['pe']} | {row['simd']} | {row['cycles']:,} | "
+                  f"{row['mac_bound_cycles'] or ''} |" for row in r["layers"] if "cycles" in row]
     if r["notes"]:
         lines += ["", "## Notes", ""] + [f"- [{n['kind']}] `{n['node']}`: {n['message']}" for n in r["notes"]]
     return "\n".join(lines) + "\n"

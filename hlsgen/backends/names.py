@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import re
 
-_KEYWORDS = frozenset(["alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const", "constexpr", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "not", "operator", "or", "private", "protected", "public", "register", "return", "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor", "always", "assign", "begin", "end", "endmodule", "module", "input", "output", "inout", "wire", "reg", "logic", "integer", "parameter", "localparam", "generate", "endgenerate", "genvar", "initial", "function", "endfunction", "task", "endtask", "posedge", "negedge", "default", "case", "endcase"])
+_KEYWORDS = frozenset(
+    "alignas alignof always and asm assign auto begin bool break case catch char class const constexpr "
+    "continue default delete do double else end endcase endfunction endgenerate endmodule endtask enum "
+    "explicit export extern false float for friend function generate genvar goto if initial inline inout "
+    "input int integer localparam logic long module mutable namespace negedge new not operator or output "
+    "parameter posedge private protected public reg register return short signed sizeof static struct "
+    "switch task template this throw true try typedef typename union unsigned using virtual void volatile "
+    "while wire xor "
+    .split()
+)
 
 
 class Namer:

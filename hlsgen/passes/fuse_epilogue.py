@@ -8,6 +8,8 @@ Math:    y = act(conv(x) + b + skip). Quantized, this is one requant with two mu
          zero point, Clip/ReLU6 moves both clamps, LeakyReLU uses a second multiplier for v < 0.
          `quant.fuse_across_qdq: false` keeps every rounding a QDQ model has: nothing fuses across
          a tensor with its own qtype (each layer then matches onnxruntime within 1 LSB).
+         When both Add inputs are Conv outputs, the one whose own input is made later (the deeper
+         branch) takes the epilogue and the other is the skip, which keeps skip FIFOs short.
 Refuses when: the layer output has other readers (it must stay visible), the layer already has an
          activation, LeakyReLU after a residual add (stays a standalone requant). An Add whose two
          inputs have different shapes is an error naming both nodes.
@@ -51,8 +53,7 @@ def _fuse_residual(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:
                   if (c := _fusable_layer(graph, node.inputs[pos], ("Conv",), across_qdq)) and len(c.inputs) == 3]
     if not candidates:
         return None
-    order = {n.name: i for i, n in enumerate(graph.nodes)}
-    pos, conv = max(candidates, key=lambda pc: order[pc[1].name])  # the later branch is the main one
+    pos, conv = max(candidates, key=lambda pc: _input_position(graph, pc[1]))
     skip = node.inputs[1 - pos]
     main_shape, skip_shape = graph.tensor(node.inputs[pos]).shape, graph.tensor(skip).shape
     if main_shape != skip_shape:
@@ -62,6 +63,14 @@ def _fuse_residual(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:
     fused = Node(conv.name, "Conv", conv.inputs + (skip,), node.outputs, conv.attrs)
     notes = dropped_rounding(graph, node.inputs[pos], conv.name)
     return Edit(remove=(conv.name, node.name), add=(fused,), notes=notes)
+
+
+def _input_position(graph: Graph, conv: Node) -> tuple[int, int]:
+    """Main branch = the conv whose input is made latest (the deeper branch), so the other, short
+    branch (identity or 1x1 shortcut) is the skip and its FIFO stays small."""
+    order = {n.name: i for i, n in enumerate(graph.nodes)}
+    producer = graph.producer(conv.inputs[0])
+    return (order[producer.name] if producer else -1, order[conv.name])
 
 
 def _fuse_activation(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:

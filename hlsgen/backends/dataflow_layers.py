@@ -1,0 +1,173 @@
+"""One integer IR node -> one streaming hardware Layer (see dataflow.py for the conventions)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from hlsgen.backends.dataflow import Layer, Stream, canonical_order, require_canonical
+from hlsgen.backends.names import Namer
+from hlsgen.config_hw import HwConfig
+from hlsgen.errors import HlsgenError
+from hlsgen.ir import Graph, Node
+
+REQUANT_KEYS = ("zp", "lo", "hi", "rounding")
+WINDOW_KINDS = ("conv", "dwconv", "maxpool", "avgpool")
+
+
+def lower_node(graph: Graph, n: Node, ins: list[Stream], hw: HwConfig, namer: Namer,
+               target: int | None) -> tuple[Layer, Stream]:
+    """The layer for node `n`; with `target`, hlsgen-chosen folds are the cheapest meeting it."""
+    out = output_stream(graph, n, ins[0], namer)
+    kind, params, arrays, macs = LOWER[n.op](graph, n, ins, out)
+    params = {**params, "in_bits": ins[0].bits, "in_signed": ins[0].signed, "out_bits": out.bits,
+              "out_signed": out.signed}
+    layer = Layer(namer("layer_" + n.name), n.name, kind, tuple(s.name for s in ins), out.name, 1, 1,
+                  params, arrays, 0, macs)
+    options = [_with_cycles(_folded(layer, pe, simd), ins[0], out)
+               for pe, simd in parallelism_options(kind, n.name, params, hw)]
+    if target is None:
+        return options[-1], out
+    meeting = [lay for lay in options if lay.cycles <= target] or options[-1:]
+    return min(meeting, key=lambda lay: (lay.pe * lay.simd, lay.cycles)), out
+
+
+def _folded(layer: Layer, pe: int, simd: int) -> Layer:
+    return Layer(layer.name, layer.node, layer.kind, layer.inputs, layer.output, pe, simd, layer.params,
+                 layer.arrays, layer.cycles, layer.macs)
+
+
+def output_stream(graph: Graph, n: Node, src: Stream, namer: Namer) -> Stream:
+    t = graph.tensor(n.outputs[0])
+    assert t.qtype is not None
+    bits, signed = t.qtype.int.bits, t.qtype.int.signed
+    shape = t.shape[1:]
+    if n.op in ("QAdd", "QRequant"):  # elementwise: same layout as the input
+        return Stream(namer(t.name), t.name, src.pixels, src.channels, bits, signed, src.height, src.width, src.order)
+    if len(shape) == 3:
+        c, h, w = shape
+        return Stream(namer(t.name), t.name, h * w, c, bits, signed, h, w, canonical_order(shape))
+    size = int(np.prod(shape))
+    return Stream(namer(t.name), t.name, 1, size, bits, signed, 1, 1, np.arange(size))
+
+
+def _geometry(graph: Graph, n: Node, x: Stream, out: Stream) -> dict[str, Any]:
+    require_canonical(graph, n, x)
+    return {"kernel": tuple(n.attr("kernel") or graph.tensor(n.inputs[1]).shape[2:]),
+            "strides": tuple(n.attr("strides")), "pads": tuple(n.attr("pads")),
+            "dilations": tuple(n.attr("dilations") or (1, 1)),
+            "in_h": x.height, "in_w": x.width, "in_c": x.channels,
+            "out_h": out.height, "out_w": out.width, "out_c": out.channels}
+
+
+def _requant_arrays(n: Node, *keys: str) -> dict[str, np.ndarray]:
+    return {k: np.asarray(n.attr(k), dtype=np.int64) for k in keys if n.attr(k) is not None}
+
+
+def _conv(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, dict, dict, int]:
+    geo = _geometry(graph, n, ins[0], out)
+    w = graph.tensor(n.inputs[1])
+    assert w.data is not None and w.qtype is not None
+    group = int(n.attr("group"))
+    kind = "dwconv" if group == geo["in_c"] == geo["out_c"] and group > 1 else "conv"
+    params = {**geo, "group": group, "pad_value": n.attr("pad_value"), "act": n.attr("act"),
+              "acc_bits": n.attr("acc_bits"), "mult_bits": n.attr("mult_bits"), "weight_bits": w.qtype.int.bits,
+              "skip_zp": n.attr("skip_zp", 0), "residual": len(ins) > 1, **{k: n.attr(k) for k in REQUANT_KEYS}}
+    arrays = {"weights": w.data.astype(np.int64).transpose(0, 2, 3, 1).copy(),  # OIHW -> OHWI (stream order)
+              "bias": graph.tensor(n.inputs[2]).data.astype(np.int64),  # type: ignore[union-attr]
+              **_requant_arrays(n, "mult", "shift", "mult_neg", "skip_mult")}
+    macs = out.pixels * int(np.prod(w.shape))
+    return kind, params, arrays, macs
+
+
+def _gemm(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, dict, dict, int]:
+    x = ins[0]
+    w = graph.tensor(n.inputs[1])
+    assert w.data is not None and w.qtype is not None
+    params = {"in_pixels": x.pixels, "in_c": x.channels, "out_c": out.channels, "act": n.attr("act"),
+              "acc_bits": n.attr("acc_bits"), "mult_bits": n.attr("mult_bits"), "weight_bits": w.qtype.int.bits,
+              "pad_value": 0, **{k: n.attr(k) for k in REQUANT_KEYS}}
+    arrays = {"weights": w.data.astype(np.int64)[:, x.order].copy(),  # columns in stream order
+              "bias": graph.tensor(n.inputs[2]).data.astype(np.int64),  # type: ignore[union-attr]
+              **_requant_arrays(n, "mult", "shift", "mult_neg")}
+    return "gemm", params, arrays, int(np.prod(w.shape))
+
+
+def _pool(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, dict, dict, int]:
+    params = _geometry(graph, n, ins[0], out)
+    if n.op == "QMaxPool":
+        return "maxpool", {**params, "pad_value": n.attr("pad_value")}, {}, 0
+    params |= {"x_zp": n.attr("x_zp"), "count_include_pad": n.attr("count_include_pad"),
+               **{k: n.attr(k) for k in REQUANT_KEYS}}
+    return "avgpool", params, _requant_arrays(n, "mult", "shift"), 0
+
+
+def _add(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, dict, dict, int]:
+    if not np.array_equal(ins[0].order, ins[1].order):
+        raise HlsgenError(f"node {n.name}: its two inputs arrive in different layouts")
+    params = {"channels": out.channels, "a_zp": n.attr("a_zp"), "b_zp": n.attr("b_zp"),
+              **{k: n.attr(k) for k in REQUANT_KEYS}}
+    return "add", params, _requant_arrays(n, "a_mult", "b_mult", "shift"), 0
+
+
+def _requant(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, dict, dict, int]:
+    if len(n.attr("mult")) > 1:
+        require_canonical(graph, n, ins[0])
+    params = {"channels": out.channels, "x_zp": n.attr("x_zp"), **{k: n.attr(k) for k in REQUANT_KEYS}}
+    return "requant", params, _requant_arrays(n, "mult", "shift", "mult_neg"), 0
+
+
+LOWER = {"QConv": _conv, "QGemm": _gemm, "QMaxPool": _pool, "QAvgPool": _pool, "QAdd": _add, "QRequant": _requant}
+
+
+# ---- parallelism and cycles ------------------------------------------------------------------------
+def parallelism_options(kind: str, node: str, params: dict[str, Any], hw: HwConfig) -> list[tuple[int, int]]:
+    """Candidate (PE, SIMD) pairs, the most parallel default last. A value set in `hw.layers` or as
+    the `hw` default is the only choice for that dimension; otherwise divisors of the channel counts
+    up to PE 4 (dwconv 8) output channels and SIMD 8 input channels."""
+    if kind not in ("conv", "dwconv", "gemm"):
+        return [(1, 1)]
+    over = hw.layers.get(node)
+    cin = params["in_c"] // params.get("group", 1)
+    pe_set = (over.pe if over and over.pe else None) or hw.pe
+    simd_set = (over.simd if over and over.simd else None) or hw.simd
+    pes = [min(pe_set, params["out_c"])] if pe_set else _divisors(params["out_c"], 8 if kind == "dwconv" else 4)
+    simds = [1] if kind == "dwconv" else ([min(simd_set, cin)] if simd_set else _divisors(cin, 8))
+    return sorted(((p, s) for p in pes for s in simds), key=lambda ps: (ps[0] * ps[1], ps))
+
+
+def _divisors(n: int, limit: int) -> list[int]:
+    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+
+
+def _with_cycles(layer: Layer, x: Stream, out: Stream) -> Layer:
+    p = layer.params
+    if layer.kind == "conv":
+        kk = p["kernel"][0] * p["kernel"][1]
+        c = out.pixels * math.ceil(p["out_c"] / layer.pe) * kk * math.ceil(p["in_c"] // p["group"] / layer.simd)
+    elif layer.kind == "dwconv":
+        c = out.pixels * math.ceil(p["out_c"] / layer.pe) * p["kernel"][0] * p["kernel"][1]
+    elif layer.kind == "gemm":
+        c = math.ceil(p["out_c"] / layer.pe) * x.pixels * math.ceil(x.channels / layer.simd)
+    elif layer.kind in ("maxpool", "avgpool"):
+        c = max(x.pixels, out.pixels * p["kernel"][0] * p["kernel"][1])
+    else:
+        c = out.pixels
+    return Layer(layer.name, layer.node, layer.kind, layer.inputs, layer.output, layer.pe, layer.simd,
+                 layer.params, layer.arrays, int(c), layer.macs)
+
+
+def last_input_pixel(layer: Layer, x: Stream, out: Stream) -> np.ndarray:
+    """For each output pixel, the index of the last input pixel it depends on (raster order)."""
+    if layer.kind == "gemm":
+        return np.full(out.pixels, x.pixels - 1)
+    if layer.kind not in WINDOW_KINDS:
+        return np.arange(out.pixels)
+    p = layer.params
+    oh, ow = np.divmod(np.arange(out.pixels), p["out_w"])
+    (kh, kw), (sh, sw), (dh, dw) = p["kernel"], p["strides"], p["dilations"]
+    r = np.clip(oh * sh - p["pads"][0] + (kh - 1) * dh, 0, p["in_h"] - 1)
+    c = np.clip(ow * sw - p["pads"][1] + (kw - 1) * dw, 0, p["in_w"] - 1)
+    return r * p["in_w"] + c
