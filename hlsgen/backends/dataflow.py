@@ -117,7 +117,7 @@ def _build(graph: Graph, hw: HwConfig, target: int | None) -> Dataflow:
         layers.append(layer)
     outs = tuple(streams[n.inputs[0]] for n in graph.nodes if n.op == "DequantizeOutput")
     by_name = {s.name: s for s in streams.values()}
-    depths = fifo_depths(graph, layers, by_name, streams)
+    depths = fifo_depths(layers, by_name)
     return Dataflow(graph.name, hw.top, first, outs, by_name, tuple(layers), depths)
 
 
@@ -165,20 +165,18 @@ def require_canonical(graph: Graph, node: Node, stream: Stream) -> None:
 
 
 # ---- FIFO sizing ---------------------------------------------------------------------------------
-def fifo_depths(graph: Graph, layers: list[Layer], by_name: Mapping[str, Stream],
-                streams: Mapping[str, Stream]) -> dict[tuple[str, str], int]:
-    """Depth of every stream edge: FIFO_MARGIN, and for the second input of a join the skip depth."""
+def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tuple[str, str], int]:
+    """Depth of every stream edge: FIFO_MARGIN, plus for each input of a join (residual conv, add)
+    the lead the other input can build up (conservative: ties in the dependency model count)."""
     need = input_needed(layers, by_name)
     depths: dict[tuple[str, str], int] = {}
     for lay in layers:
-        for i, s in enumerate(lay.inputs):
+        for s in lay.inputs:
             depths[(s, lay.name)] = FIFO_MARGIN
         if len(lay.inputs) == 2:
             main, skip = lay.inputs
-            extra = skip_depth(need[main], need[skip])
-            depths[(skip, lay.name)] = FIFO_MARGIN + extra
+            depths[(skip, lay.name)] = FIFO_MARGIN + skip_depth(need[main], need[skip])
             depths[(main, lay.name)] = FIFO_MARGIN + skip_depth(need[skip], need[main])
-    del graph, streams
     return depths
 
 
