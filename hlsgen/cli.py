@@ -1,7 +1,7 @@
-"""Command line: `hlsgen compile | run | inspect`. Argument parsing only; the work is in hlsgen.api.
+"""Command line: `hlsgen compile | run | inspect | csim | rtlsim`. Argument parsing only; the work is in hlsgen.api.
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file/node/key; `--debug` shows the
-traceback), 1 an internal error.
+traceback), 1 a simulation that ran and found a mismatch (csim/rtlsim), or an internal error.
 """
 
 from __future__ import annotations
@@ -32,6 +32,14 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("inspect", help="print what hlsgen will do with a model")
     i.add_argument("model", type=Path)
     i.add_argument("-c", "--config", type=Path)
+    cs = sub.add_parser("csim", help="C-simulate OUT/hls/ with g++ against the test vectors (bit-exact)")
+    cs.add_argument("out", type=Path, help="a folder written by `hlsgen compile`")
+    rs = sub.add_parser("rtlsim", help="simulate OUT/rtl/ with cocotb against the test vectors (bit-exact)")
+    rs.add_argument("out", type=Path, help="a folder written by `hlsgen compile`")
+    rs.add_argument("--sim", choices=("verilator", "icarus"), default="verilator")
+    rs.add_argument("--frames", type=int, help="frames to simulate (default: all in OUT/vectors)")
+    rs.add_argument("--waves", action="store_true", help="dump an FST waveform")
+    rs.add_argument("--seed", type=int, default=1, help="seed of the random valid/ready stalls")
     return p
 
 
@@ -92,7 +100,19 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"compile": cmd_compile, "run": cmd_run, "inspect": cmd_inspect}
+def cmd_csim(args: argparse.Namespace) -> int:
+    from hlsgen.sim.csim import run_csim
+
+    return run_csim(args.out)
+
+
+def cmd_rtlsim(args: argparse.Namespace) -> int:
+    from hlsgen.sim.rtlsim import run_rtlsim
+
+    return run_rtlsim(args.out, sim=args.sim, frames=args.frames, waves=args.waves, seed=args.seed)
+
+
+COMMANDS = {"compile": cmd_compile, "run": cmd_run, "inspect": cmd_inspect, "csim": cmd_csim, "rtlsim": cmd_rtlsim}
 
 if __name__ == "__main__":
     sys.exit(main())
