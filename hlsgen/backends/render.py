@@ -13,7 +13,6 @@ from typing import Any
 import jinja2
 
 
-
 def _locate(folder: str) -> Path:
     """templates/ and testbench/ sit beside hlsgen/ in a checkout and inside it in a wheel."""
     package = Path(__file__).resolve().parents[1]
