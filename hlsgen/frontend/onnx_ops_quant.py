@@ -1,0 +1,116 @@
+"""Quantization ONNX translators: QuantizeLinear, DequantizeLinear (QDQ) and QONNX Quant.
+
+Scale and zero point must be constants, per tensor or along one axis; they become the `QType` of the
+integer tensor between a QuantizeLinear and a DequantizeLinear (`Ctx.set_qtype`). A QONNX Quant is
+rewritten as that pair around a new `<out>__q` tensor. Registered in onnx_ops.TRANSLATORS (Quant
+also under the QONNX domains).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+from hlsgen.frontend.onnx_ops_common import Ctx, Unsupported, norm_axis, operand, scalar
+from hlsgen.ir.types import IntType, QType
+
+_T = onnx.TensorProto
+ZP_TYPES: dict[int, IntType] = {
+    _T.INT8: IntType(8, True), _T.UINT8: IntType(8, False), _T.INT16: IntType(16, True),
+    _T.UINT16: IntType(16, False), _T.INT4: IntType(4, True), _T.UINT4: IntType(4, False),
+    _T.INT32: IntType(32, True),
+}
+
+
+def _qtype(itype: IntType, scale: np.ndarray, zp: np.ndarray, axis: int | None) -> QType:
+    try:
+        if axis is None:
+            return QType(itype, scale.reshape(()), zp.reshape(()))
+        return QType(itype, scale.reshape(-1), zp.reshape(-1), axis)
+    except ValueError as e:
+        raise Unsupported(str(e)) from e
+
+
+def _linear_qtype(ctx: Ctx, node: onnx.NodeProto, xs: tuple[int, ...], default_elem: int | None) -> QType:
+    """QType of a QuantizeLinear/DequantizeLinear: constant scale and zero point, per tensor or axis."""
+    a = ctx.attrs(node)
+    if a.get("block_size", 0):
+        raise Unsupported("blocked quantization (block_size)")
+    scale = ctx.need_const(ctx.inp(node, 1), "scale").astype(np.float64)
+    zp_name = ctx.inp(node, 2)
+    zp = np.zeros((), np.int64) if zp_name is None else ctx.need_const(zp_name, "zero point")
+    elem = default_elem if zp_name is None else ctx.elem_type(zp_name)
+    if elem not in ZP_TYPES:
+        raise Unsupported(f"quantized type {onnx.helper.tensor_dtype_to_string(elem or 0)}")
+    if scale.size == 1 and zp.size == 1:
+        return _qtype(ZP_TYPES[elem], scale, zp, None)
+    axis = norm_axis(int(a.get("axis", 1)), len(xs))
+    if scale.ndim != 1 or scale.size != xs[axis] or zp.size not in (1, scale.size):
+        raise Unsupported(f"scale of shape {scale.shape} does not fit axis {axis} of {xs}")
+    return _qtype(ZP_TYPES[elem], scale, np.broadcast_to(zp.reshape(-1), scale.shape), axis)
+
+
+def quantize_linear(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
+    x, xs = operand(ctx, node)
+    default = int(ctx.attrs(node).get("output_dtype", 0)) or _T.UINT8
+    zp_name = ctx.inp(node, 2)
+    qt = _linear_qtype(ctx, node, xs, default)
+    elem = default if zp_name is None else ctx.elem_type(zp_name)
+    ctx.add_node(name, "QuantizeLinear", [x], node.output[:1], {}, [xs])
+    ctx.set_qtype(node.output[0], qt, elem)
+
+
+def dequantize_linear(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
+    x, xs = operand(ctx, node)
+    qt = _linear_qtype(ctx, node, xs, ctx.elem_type(x))
+    ctx.set_qtype(x, qt)
+    ctx.add_node(name, "DequantizeLinear", [x], node.output[:1], {}, [xs])
+
+
+def _qonnx_axis(shape: tuple[int, ...], xs: tuple[int, ...]) -> int | None:
+    """Per-tensor (None) or the one axis of x along which the scale/zero point vary."""
+    if len(shape) > len(xs):
+        raise Unsupported(f"scale rank {len(shape)} exceeds input rank {len(xs)}")
+    varying = [i for i, d in enumerate(shape) if d != 1]
+    if not varying:
+        return None
+    axis = len(xs) - len(shape) + varying[0]
+    if len(varying) > 1 or shape[varying[0]] != xs[axis]:
+        raise Unsupported(f"scale/zero point of shape {shape} is not per tensor or per channel of {xs}")
+    return axis
+
+
+def _qonnx_int(ctx: Ctx, node: onnx.NodeProto) -> IntType:
+    a = ctx.attrs(node)
+    mode = str(a.get("rounding_mode", "ROUND")).upper()
+    if mode != "ROUND":
+        raise Unsupported(f"rounding_mode {mode} (only ROUND, half to even)")
+    bits = scalar(ctx.need_const(ctx.inp(node, 3), "bitwidth"), "bitwidth")
+    if bits != int(bits) or not 2 <= bits <= 16:
+        raise Unsupported(f"bit width {bits:g} (must be an integer in 2..16)")
+    return IntType(int(bits), bool(a.get("signed", 1)), bool(a.get("narrow", 0)))
+
+
+def qonnx_quant(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
+    """QONNX Quant -> QuantizeLinear (to `<out>__q`) -> DequantizeLinear."""
+    x, xs = operand(ctx, node)
+    itype = _qonnx_int(ctx, node)
+    scale = ctx.need_const(ctx.inp(node, 1), "scale").astype(np.float64)
+    zp = ctx.need_const(ctx.inp(node, 2), "zero point").astype(np.float64)
+    if np.any(zp != np.round(zp)):
+        raise Unsupported("the zero point is not integer-valued")
+    try:
+        shape = tuple(np.broadcast_shapes(scale.shape, zp.shape))
+    except ValueError as e:
+        raise Unsupported("scale and zero point shapes do not broadcast") from e
+    axis = _qonnx_axis(shape, xs)
+    scales = np.broadcast_to(scale, shape).reshape(-1)
+    zps = np.broadcast_to(zp, shape).reshape(-1).astype(np.int64)
+    if axis is None:
+        scales, zps = scales[:1], zps[:1]
+    qt = _qtype(itype, scales, zps, axis)
+    out = node.output[0]
+    mid = ctx.fresh(f"{out}__q")
+    ctx.add_node(name, "QuantizeLinear", [x], [mid], {}, [xs])
+    ctx.set_qtype(mid, qt)
+    ctx.add_node(f"{name}__dq", "DequantizeLinear", [mid], [out], {}, [xs])
