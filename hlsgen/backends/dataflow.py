@@ -125,15 +125,23 @@ _HARDWARE = ("QConv", "QGemm", "QAdd", "QMaxPool", "QAvgPool", "QRequant", "Resh
 
 
 def input_stream(graph: Graph, tensor: str, namer: Namer) -> Stream:
+    """The network input: NCHW inputs stream as NHWC pixels; an NHWC input (a model that starts with
+    Transpose(0,3,1,2), as tf2onnx writes) streams in its own memory order, so that after the
+    Transpose the first layer sees the canonical order."""
     t = graph.tensor(tensor)
     assert t.qtype is not None
-    shape = t.shape[1:]
+    shape, bits, signed = t.shape[1:], t.qtype.int.bits, t.qtype.int.signed
+    users = graph.consumers(tensor)
+    nhwc = len(shape) == 3 and len(users) == 1 and users[0].op == "Transpose" and \
+        tuple(users[0].attr("perm")) == (0, 3, 1, 2)
+    if nhwc:
+        h, w, c = shape
+        return Stream(namer(tensor), tensor, h * w, c, bits, signed, h, w, np.arange(h * w * c))
     if len(shape) == 3:
         c, h, w = shape
-        order = np.arange(c * h * w).reshape(c, h, w).transpose(1, 2, 0).ravel()
-        return Stream(namer(tensor), tensor, h * w, c, t.qtype.int.bits, t.qtype.int.signed, h, w, order)
+        return Stream(namer(tensor), tensor, h * w, c, bits, signed, h, w, canonical_order(shape))
     size = int(np.prod(shape))
-    return Stream(namer(tensor), tensor, 1, size, t.qtype.int.bits, t.qtype.int.signed, 1, 1, np.arange(size))
+    return Stream(namer(tensor), tensor, 1, size, bits, signed, 1, 1, np.arange(size))
 
 
 def canonical_order(shape: tuple[int, ...]) -> np.ndarray:

@@ -96,3 +96,16 @@ def test_gemm_weights_follow_the_stream_order() -> None:
     streamed = stream_codes(values[df.streams[gemm.inputs[0]].tensor], df.streams[gemm.inputs[0]]).reshape(3, -1)
     assert np.array_equal(streamed @ gemm.arrays["weights"].T, ir_in @ w_ir.T)
     assert not np.array_equal(streamed @ w_ir.T, ir_in @ w_ir.T)  # without the permutation it differs
+
+
+def test_nhwc_model_streams_its_input_in_memory_order() -> None:
+    m = model_zoo.nhwc_tf_style()
+    x = model_zoo.random_inputs(m, 4, seed=1)
+    c = compile_model(from_onnx_model(m, "nhwc"), calib=x)
+    df = build_dataflow(c.graph, c.config.hw)
+    assert (df.input.height, df.input.width, df.input.channels) == (8, 8, 3)
+    values = intermediates(c, x)
+    raw = values[df.input.tensor]  # IR layout is the model's NHWC
+    assert np.array_equal(stream_codes(raw, df.input).reshape(4, -1), raw.reshape(4, -1))
+    conv = next(lay for lay in df.layers if lay.kind == "conv")
+    assert conv.inputs == (df.input.name,)  # the Transpose costs no hardware
