@@ -48,8 +48,9 @@ def _value(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.9g}"
     if isinstance(v, tuple | list):
-        if len(v) > 8:
-            return f"[{', '.join(_value(x) for x in v[:4])}, ... ({len(v)})]"
+        if len(v) > 8:  # long per-channel lists: the first few, the length, and a digest of all
+            digest = hashlib.sha1(repr(tuple(v)).encode()).hexdigest()[:8]
+            return f"[{', '.join(_value(x) for x in v[:4])}, ... ({len(v)}, sha1:{digest})]"
         return "[" + ", ".join(_value(x) for x in v) + "]"
     if isinstance(v, dict):
         return "{" + ", ".join(f"{k}: {_value(x)}" for k, x in sorted(v.items())) + "}"

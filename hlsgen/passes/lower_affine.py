@@ -7,7 +7,7 @@ Math:    a depthwise 1x1 convolution is exactly a per-channel affine; with per-c
          weight quantization each single weight a[c] is represented exactly (±qmax codes), so the
          only rounding is the layer's requant. Dense inputs use a diagonal Gemm (C² weights, rare:
          e.g. a BatchNorm1d in front of an MLP).
-Refuses when: never; other ranks are reported as unsupported by the quantize pass.
+Refuses when: never; an Affine of another rank stays and check_supported reports it.
 """
 
 from __future__ import annotations

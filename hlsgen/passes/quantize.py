@@ -21,11 +21,10 @@ from typing import Any
 import numpy as np
 
 from hlsgen.ir import Graph, IntType, Node, QType, Tensor
-from hlsgen.numerics import shared_shift_multipliers
 from hlsgen.passes.check_supported import host_tail
 from hlsgen.passes.context import PassContext
 from hlsgen.passes.fuse_epilogue import activation_attrs
-from hlsgen.passes.quantize_layer import LayerSettings, clamp_codes, layer_attrs, weight_codes
+from hlsgen.passes.quantize_layer import LayerSettings, clamp_codes, layer_attrs, multipliers, weight_codes
 
 
 @dataclass
@@ -118,7 +117,7 @@ def _layer(b: _Builder, n: Node) -> None:
 def _add(b: _Builder, n: Node) -> None:
     qa, qb, qy = (b.float_graph.tensor(t).qtype for t in (*n.inputs, n.outputs[0]))
     assert qa is not None and qb is not None and qy is not None
-    (ma, mb), shift = shared_shift_multipliers([np.float64(qa.scale / qy.scale),
+    (ma, mb), shift = multipliers(n, [np.float64(qa.scale / qy.scale),
                                                 np.float64(qb.scale / qy.scale)], b.settings(n.name).multiplier_bits)
     attrs = {"a_zp": int(qa.zero_point), "b_zp": int(qb.zero_point), "a_mult": _ints(ma), "b_mult": _ints(mb),
              **_requant(b, n, shift, qy)}
@@ -133,7 +132,7 @@ def _activation(b: _Builder, n: Node) -> None:
     act = activation_attrs(n)
     ratio = np.float64(qx.scale / qy.scale)
     ratios = [ratio, ratio * act["alpha"]] if act["act"] == "leaky" else [ratio]
-    mults, shift = shared_shift_multipliers(ratios, b.settings(n.name).multiplier_bits)
+    mults, shift = multipliers(n, ratios, b.settings(n.name).multiplier_bits)
     _emit_requant(b, n.name, n.inputs[0], n.outputs[0], mults, shift, act)
 
 
@@ -159,7 +158,7 @@ def _avgpool(b: _Builder, n: Node) -> None:
     else:
         geometry = {k: n.attrs[k] for k in ("kernel", "strides", "pads", "count_include_pad")}
     area = int(np.prod(geometry["kernel"]))
-    mults, shift = shared_shift_multipliers([np.float64(qx.scale / (qy.scale * area))],
+    mults, shift = multipliers(n, [np.float64(qx.scale / (qy.scale * area))],
                                             b.settings(n.name).multiplier_bits)
     attrs = {**geometry, "x_zp": int(qx.zero_point), "mult": _ints(mults[0]), **_requant(b, n, shift, qy)}
     b.nodes.append(Node(n.name, "QAvgPool", n.inputs, n.outputs, attrs))
@@ -184,7 +183,7 @@ def _passthrough(b: _Builder, n: Node) -> None:
     b.nodes.append(Node(n.name, op, n.inputs, (mid,), attrs))
     assert qx is not None and qy is not None
     ratio = np.float64(qx.scale / qy.scale)
-    mults, shift = shared_shift_multipliers([ratio], b.settings(n.name).multiplier_bits)
+    mults, shift = multipliers(n, [ratio], b.settings(n.name).multiplier_bits)
     b.float_graph = b.float_graph.with_tensor(b.tensors[mid])
     _emit_requant(b, f"{n.name}.requant", mid, y, mults, shift, {})
 

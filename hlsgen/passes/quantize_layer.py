@@ -82,7 +82,7 @@ def layer_attrs(graph: Graph, node: Node, codes: np.ndarray, s_w: np.ndarray,
         extra["skip_zp"] = int(qs.zero_point)
     if node.attr("act") == "leaky":
         ratios.append(ratios[0] * float(node.attr("alpha")))
-    mults, shift = _multipliers(node, ratios, st.multiplier_bits)
+    mults, shift = multipliers(node, ratios, st.multiplier_bits)
     lo, hi = clamp_codes(qy, node.attr("clip_min", -math.inf), node.attr("clip_max", math.inf))
     acc_bits = accumulator_bits(codes, qx.int, bias)
     mult_bits = signed_bits_for(max(int(np.max(np.abs(m), initial=0)) for m in mults))
@@ -95,7 +95,8 @@ def layer_attrs(graph: Graph, node: Node, codes: np.ndarray, s_w: np.ndarray,
     return attrs, bias
 
 
-def _multipliers(node: Node, ratios: list[np.ndarray], bits: int) -> tuple[list[np.ndarray], np.ndarray]:
+def multipliers(node: Node, ratios: list[np.ndarray], bits: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """numerics.shared_shift_multipliers, with a ratio that does not fit reported against the node."""
     try:
         return shared_shift_multipliers(ratios, bits)
     except ValueError as e:
