@@ -13,6 +13,7 @@ import numpy as np
 
 from hlsgen.api import Compilation, intermediates
 from hlsgen.backends.dataflow import Dataflow
+from hlsgen.backends.hls import hls_backend
 from hlsgen.backends.vectors import write_vectors
 
 Backend = Callable[[Compilation, Dataflow, Path], None]
@@ -34,6 +35,7 @@ def frame_inputs(c: Compilation, frames: int) -> np.ndarray:
 
 BACKENDS: list[tuple[str, Backend]] = [
     ("vectors", _vectors),
+    ("hls", hls_backend),
 ]
 
 

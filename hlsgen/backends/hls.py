@@ -1,0 +1,157 @@
+"""The Vitis/Vivado HLS backend: OUT/hls/, a C++ project of the dataflow plus its C-sim testbench.
+
+    OUT/hls/
+      src/top.cpp, top.h      the DATAFLOW top function: stream declarations, one kernel call per layer
+      src/params.h            one config struct per layer (geometry, folds, widths, requant scalars)
+      src/weights.h           the constant tables (weights, biases, multipliers, shifts)
+      src/kernels/*.h         hand-written kernels, copied from templates/hls/kernels/
+      tb/                     C-sim testbench (testbench/csim/ plus the generated tb_glue.h)
+      hls_config.cfg          Vitis unified flow (v++ -c --mode hls)
+      run_hls.tcl             classic Tcl flow (vitis_hls -f / vivado_hls -f)
+      README.md
+
+Wiring: every stream edge (stream, reading layer) is one hls::stream with the depth the dataflow
+computed for it (skip FIFOs included). A stream read by several layers (or by a layer and a top
+output) is written once and duplicated by a chain of fork2 calls, one output per reader.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hlsgen.api import Compilation
+from hlsgen.backends.dataflow import FIFO_MARGIN, Dataflow, Stream
+from hlsgen.backends.hls_layers import LayerCode, layer_code
+from hlsgen.backends.names import Namer
+from hlsgen.backends.render import TEMPLATES, TESTBENCH, copy_tree, render
+from hlsgen.config_hw import HwConfig
+from hlsgen.errors import HlsgenError
+
+GENERATED = {"src/top.cpp": "top.cpp.j2", "src/top.h": "top.h.j2", "src/params.h": "params.h.j2",
+             "src/weights.h": "weights.h.j2", "tb/tb_glue.h": "tb_glue.h.j2", "hls_config.cfg": "hls_config.cfg.j2",
+             "run_hls.tcl": "run_hls.tcl.j2", "README.md": "README.md.j2"}
+
+
+def hls_backend(c: Compilation, df: Dataflow, out: Path) -> None:
+    """The BACKENDS entry: OUT/hls unless `hw.hls.enabled` is false."""
+    if c.config.hw.hls.enabled:
+        write_hls(df, c.config.hw, out)
+
+
+def write_hls(df: Dataflow, hw: HwConfig, out: Path) -> None:
+    """Write OUT/hls (the caller checks hw.hls.enabled)."""
+    ctx = hls_context(df, hw)
+    folder = out / "hls"
+    copy_tree(TEMPLATES / "hls" / "kernels", folder / "src" / "kernels")
+    copy_tree(TESTBENCH / "csim", folder / "tb")
+    for target, template in GENERATED.items():
+        path = folder / target
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render(f"hls/{template}", **ctx))
+
+
+@dataclass
+class Wiring:
+    """Stream variables of the top function and the fork calls that feed them."""
+
+    decls: list[dict[str, Any]] = field(default_factory=list)  # internal streams: var, bits, depth, note
+    writes: dict[str, str] = field(default_factory=dict)  # stream -> variable its producer writes
+    reads: dict[tuple[str, str, int], str] = field(default_factory=dict)  # (stream, layer, input) -> var
+    forks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # stream -> fork2 calls
+    names: Namer = field(default_factory=lambda: Namer())  # unique variable names ("s_..." only)
+
+    def declare(self, var: str, stream: Stream, depth: int, note: str) -> str:
+        """A new internal stream (its name made unique); returns the variable name."""
+        var = self.names(f"{var}#{len(self.decls)}") if var in self.names.taken else self.names(var)
+        self.decls.append({"var": var, "bits": stream.beat_bits, "depth": depth, "note": note})
+        return var
+
+
+def port_names(df: Dataflow) -> list[str]:
+    return ["out"] if len(df.outputs) == 1 else [f"out_{k}" for k in range(len(df.outputs))]
+
+
+def wire(df: Dataflow) -> Wiring:
+    w = Wiring()
+    ports = port_names(df)
+    for s in [df.input.name] + [lay.output for lay in df.layers]:
+        stream = df.streams[s]
+        sinks: list[tuple[str, Any]] = [("layer", (lay.name, i)) for lay in df.layers
+                                        for i, name in enumerate(lay.inputs) if name == s]
+        sinks += [("port", p) for p, o in zip(ports, df.outputs, strict=True) if o.name == s]
+        if not sinks:
+            raise HlsgenError(f"stream {s} has no reader")
+        vars_ = [_sink_var(w, df, stream, kind, sink, len(sinks) > 1, k) for k, (kind, sink) in enumerate(sinks)]
+        if len(vars_) == 1:
+            w.writes[s] = vars_[0]
+            continue
+        src = "in" if s == df.input.name else w.declare(f"s_{s}", stream, FIFO_MARGIN, f"{s}, before the fork")
+        w.writes[s] = src
+        w.forks[s] = _fork_chain(w, stream, src, vars_)
+    return w
+
+
+def _sink_var(w: Wiring, df: Dataflow, stream: Stream, kind: str, sink: Any, forked: bool, k: int) -> str:
+    if kind == "port":
+        return str(sink)
+    layer, index = sink
+    if stream.name == df.input.name and not forked:
+        var = "in"
+    else:
+        var = w.declare(f"s_{stream.name}_{k}" if forked else f"s_{stream.name}", stream,
+                        df.fifo_depth[(stream.name, layer)], f"{stream.name} -> {layer}")
+    w.reads[(stream.name, layer, index)] = var
+    return var
+
+
+def _fork_chain(w: Wiring, stream: Stream, src: str, sinks: list[str]) -> list[dict[str, Any]]:
+    calls = []
+    for k, sink in enumerate(sinks[:-1]):
+        last = k == len(sinks) - 2
+        rest = sinks[-1] if last else w.declare(f"s_{stream.name}_fork{k + 1}", stream, FIFO_MARGIN,
+                                                f"{stream.name}, between forks")
+        calls.append({"func": "fork2", "targs": [str(stream.pixels)], "args": [src, sink, rest]})
+        src = rest
+    return calls
+
+
+def layer_calls(code: LayerCode, df: Dataflow, w: Wiring, name: str) -> list[dict[str, Any]]:
+    """The kernel calls of one layer (sliding window, then the kernel), its tap, then its forks."""
+    layer = next(lay for lay in df.layers if lay.name == name)
+    ins = [w.reads[(s, name, i)] for i, s in enumerate(layer.inputs)]
+    calls: list[dict[str, Any]] = []
+    if code.window:
+        taps = next(c["value"] for c in code.consts if c["name"] == "TAPS")
+        win = w.declare(f"s_{name}_window", df.streams[layer.inputs[0]], max(FIFO_MARGIN, taps),
+                        f"{name}: window taps")
+        calls.append({"func": "sliding_window", "targs": [code.cfg], "args": [ins[0], win]})
+        ins[0] = win
+    dest = w.writes[layer.output]
+    calls.append({"func": code.kernel, "targs": [code.cfg], "args": [*ins, dest, *code.tables],
+                  "tap": {"var": dest, "name": layer.output, "beats": df.streams[layer.output].pixels}})
+    return calls + w.forks.get(layer.output, [])
+
+
+def hls_context(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
+    if not df.layers or any(o.name == df.input.name for o in df.outputs):
+        raise HlsgenError(f"{df.name}: a network output is the network input itself; no hardware to generate")
+    w = wire(df)
+    codes = [layer_code(df, lay) for lay in df.layers]
+    calls = list(w.forks.get(df.input.name, []))
+    for code in codes:
+        calls += layer_calls(code, df, w, code.name)
+    ports = port_names(df)
+    outputs = [{"port": p, "type": f"{hw.top}_{p}_t", "stream": s.name, "tensor": s.tensor, "bits": s.bits,
+                "signed": int(s.signed), "channels": s.channels, "beats": s.pixels, "beat_bits": s.beat_bits,
+                "file": "output.hex" if len(ports) == 1 else f"output_{k}.hex"}
+               for k, (p, s) in enumerate(zip(ports, df.outputs, strict=True))]
+    widest = max([df.input.beat_bits] + [s.beat_bits for s in df.streams.values()])
+    return {"name": df.name, "top": hw.top, "hls": hw.hls, "ap_ctrl": f"ap_ctrl_{hw.hls.ap_ctrl}",
+            "frames": hw.frames, "layers": codes, "calls": calls, "streams": w.decls,
+            "input": {"type": f"{hw.top}_in_t", "stream": df.input.name, "tensor": df.input.tensor,
+                      "bits": df.input.bits, "signed": int(df.input.signed), "channels": df.input.channels,
+                      "beats": df.input.pixels, "beat_bits": df.input.beat_bits},
+            "outputs": outputs, "ap_int_max_w": max(1024, widest), "cycles": df.cycles_per_frame,
+            "bottleneck": df.bottleneck, "guard": f"HLSGEN_{hw.top.upper()}_H"}

@@ -1,0 +1,246 @@
+"""One dataflow Layer -> what the HLS templates need: its config struct, its tables, its kernel calls.
+
+The result is plain data (names, integers, lists of integers) rendered by templates/hls/params.h.j2,
+weights.h.j2 and top.cpp.j2; the algorithms are in templates/hls/kernels/*.h. Table layouts follow
+the kernels' headers: a matrix-vector layer's weights are words of PE*SIMD lanes, one word per
+(output fold, tap, input fold) cycle, zero-padded where PE or SIMD do not divide the channel counts;
+its per-channel tables are [FOLD_O][PE].
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hlsgen.backends.dataflow import Dataflow, Layer, Stream
+from hlsgen.errors import HlsgenError
+from hlsgen.numerics import signed_bits_for
+
+MVU_KINDS = ("conv", "dwconv", "gemm")
+
+
+@dataclass
+class LayerCode:
+    """A layer as template data: config struct `cfg`, typedefs, constants, tables, kernel calls."""
+
+    name: str
+    cfg: str
+    summary: str
+    types: list[dict[str, Any]] = field(default_factory=list)
+    consts: list[dict[str, Any]] = field(default_factory=list)
+    arrays: list[dict[str, Any]] = field(default_factory=list)
+    kernel: str = ""
+    tables: list[str] = field(default_factory=list)  # table arguments of the kernel call, in order
+    window: bool = False  # a sliding-window generator runs in front of the kernel
+
+    def const(self, **values: int | bool) -> None:
+        for k, v in values.items():
+            if any(c["name"] == k for c in self.consts):
+                raise ValueError(f"{self.cfg}: constant {k} set twice")
+            self.consts.append({"name": k, "value": int(v)})
+
+    def beat(self, name: str, stream: Stream) -> None:
+        self.types.append({"name": name, "kind": "beat", "bits": stream.beat_bits})
+
+    def table(self, suffix: str, type_name: str, values: np.ndarray, signed: bool = True,
+              bits: int | None = None) -> str:
+        """Add a constant table (1-D or 2-D) and its element typedef; returns the table's name."""
+        values = np.asarray(values, dtype=np.int64)
+        need = signed_bits_for(int(np.max(np.abs(values), initial=0))) if signed else \
+            max(1, int(np.max(values, initial=0)).bit_length())
+        width = max(need, bits or 0)
+        if not any(t["name"] == type_name for t in self.types):
+            self.types.append({"name": type_name, "kind": "rom", "signed": signed, "bits": width,
+                               "ctype": _ctype(width, signed)})
+        name = f"{self.name}_{suffix}"
+        rows = values.tolist() if values.ndim == 2 else [values[i:i + 16].tolist() for i in range(0, values.size, 16)]
+        self.arrays.append({"name": name, "type": f"{self.cfg}::{type_name}", "dims": list(values.shape),
+                            "rows": rows, "nested": values.ndim == 2})
+        return name
+
+
+def _ctype(bits: int, signed: bool) -> str:
+    for limit, ctype in ((8, "char"), (16, "short"), (32, "int"), (64, "long long")):
+        if bits <= limit:
+            return f"{'signed' if signed else 'unsigned'} {ctype}"
+    raise HlsgenError(f"a {bits}-bit table does not fit a 64-bit integer")
+
+
+def layer_code(df: Dataflow, layer: Layer) -> LayerCode:
+    x = df.streams[layer.inputs[0]]
+    out = df.streams[layer.output]
+    code = LayerCode(layer.name, f"cfg_{layer.name}", _summary(layer))
+    code.beat("in_beat_t", x)
+    code.beat("out_beat_t", out)
+    code.const(IN_BEAT_BITS=x.beat_bits, IN_BITS=x.bits, IN_SIGNED=x.signed, OUT_BITS=out.bits,
+               OUT_SIGNED=out.signed)
+    p = layer.params
+    if layer.kind in MVU_KINDS or layer.kind in ("maxpool", "avgpool"):
+        _window(code, layer, x)
+    if "zp" in p:
+        code.const(ZP=p["zp"], LO=p["lo"], HI=p["hi"], ROUNDING=p["rounding"] == "half_up")
+    KINDS[layer.kind](code, df, layer)
+    return code
+
+
+def _summary(layer: Layer) -> str:
+    p = layer.params
+    if layer.kind in ("conv", "dwconv"):
+        (kh, kw), (sh, sw), (dh, dw) = p["kernel"], p["strides"], p["dilations"]
+        geo = f"{kh}x{kw} stride {sh}x{sw} dilation {dh}x{dw} pads {tuple(p['pads'])} group {p['group']}"
+        return f"{layer.kind} {geo}, {p['in_c']} -> {p['out_c']} channels, PE {layer.pe} SIMD {layer.simd}"
+    if layer.kind == "gemm":
+        return f"dense {p['in_pixels']}x{p['in_c']} -> {p['out_c']}, PE {layer.pe} SIMD {layer.simd}"
+    if layer.kind in ("maxpool", "avgpool"):
+        return f"{layer.kind} {p['kernel']} stride {p['strides']} pads {tuple(p['pads'])}"
+    return f"{layer.kind}, {p['channels']} channels"
+
+
+def needs_window(layer: Layer) -> bool:
+    """A sliding-window generator is needed unless each input pixel is its own window (1x1, stride 1,
+    no padding) or the pool is global (it reads the frame directly)."""
+    if layer.kind == "gemm" or is_global_pool(layer):
+        return False
+    p = layer.params
+    return tuple(p["kernel"]) != (1, 1) or tuple(p["strides"]) != (1, 1) or any(p["pads"])
+
+
+def is_global_pool(layer: Layer) -> bool:
+    p = layer.params
+    return (layer.kind in ("maxpool", "avgpool") and tuple(p["kernel"]) == (p["in_h"], p["in_w"])
+            and not any(p["pads"]) and (p["out_h"], p["out_w"]) == (1, 1))
+
+
+def _window(code: LayerCode, layer: Layer, x: Stream) -> None:
+    p = layer.params
+    if layer.kind == "gemm":
+        return
+    pad = p.get("pad_value") if layer.kind != "avgpool" else p["x_zp"]
+    if not isinstance(pad, int):
+        raise HlsgenError(f"layer {layer.name}: padding needs one integer code, got {pad!r}")
+    (kh, kw), (sh, sw), (dh, dw) = p["kernel"], p["strides"], p["dilations"]
+    t, left, b, r = p["pads"]
+    code.window = needs_window(layer)
+    code.const(IN_H=p["in_h"], IN_W=p["in_w"], CIN=p["in_c"], K_H=kh, K_W=kw, STRIDE_H=sh, STRIDE_W=sw,
+               DIL_H=dh, DIL_W=dw, PAD_T=t, PAD_L=left, PAD_B=b, PAD_R=r, PAD_VALUE=pad, OUT_H=p["out_h"],
+               OUT_W=p["out_w"], TAPS=kh * kw, OUT_PIXELS=p["out_h"] * p["out_w"], IN_PIXELS=p["in_h"] * p["in_w"])
+
+
+def _per_channel(layer: Layer, key: str, n: int) -> np.ndarray:
+    values = np.asarray(layer.arrays[key], dtype=np.int64).reshape(-1)
+    if values.size not in (1, n):
+        raise HlsgenError(f"layer {layer.name}: {key} has {values.size} entries for {n} channels")
+    return np.broadcast_to(values, (n,)).copy()
+
+
+def _folded(values: np.ndarray, fold: int, pe: int) -> np.ndarray:
+    """[C] per-channel values as [FOLD][PE], zero-padded."""
+    padded = np.zeros(fold * pe, dtype=np.int64)
+    padded[:values.size] = values
+    return padded.reshape(fold, pe)
+
+
+def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
+    p, a = layer.params, layer.arrays
+    cout, pe = p["out_c"], layer.pe
+    if layer.kind == "gemm":
+        groups, cin, taps = 1, p["in_c"], p["in_pixels"]
+        code.const(TAPS=taps, OUT_PIXELS=1, CIN=cin)
+    else:
+        groups, cin, taps = p["group"], p["in_c"], p["kernel"][0] * p["kernel"][1]
+    cin_g = 1 if layer.kind == "dwconv" else cin // groups
+    simd = 1 if layer.kind == "dwconv" else layer.simd
+    fold_o, fold_i = math.ceil(cout / pe), math.ceil(cin_g / simd)
+    leaky, residual = "mult_neg" in a, bool(p.get("residual"))
+    code.const(COUT=cout, GROUPS=groups, CIN_G=cin_g, COUT_G=cout // groups, PE=pe, SIMD=simd, FOLD_O=fold_o,
+               FOLD_I=fold_i, W_BITS=p["weight_bits"], ACC_BITS=p["acc_bits"], HAS_MULT_NEG=leaky,
+               RESIDUAL=residual, MN_FOLD=fold_o if leaky else 1, SM_FOLD=fold_o if residual else 1)
+    skip = df.streams[layer.inputs[1]] if residual else df.streams[layer.output]
+    code.beat("skip_beat_t", skip)
+    code.const(SKIP_ZP=p.get("skip_zp", 0) if residual else 0, SKIP_BITS=skip.bits, SKIP_SIGNED=skip.signed)
+    w = _weight_words(layer, taps, cin_g, simd, fold_o, fold_i)
+    names = {"W": code.table("w", "w_t", w, bits=p["weight_bits"]),
+             "B": code.table("b", "bias_t", _folded(_per_channel(layer, "bias", cout), fold_o, pe))}
+    mults = {k: _folded(_per_channel(layer, k, cout), fold_o, pe) for k in ("mult", "mult_neg", "skip_mult") if k in a}
+    mults.setdefault("mult_neg", np.zeros((1, pe), np.int64))
+    mult_bits = signed_bits_for(max(int(np.abs(m).max()) for m in mults.values()))
+    code.const(MULT_BITS=mult_bits)
+    names["M"] = code.table("m", "mult_t", mults["mult"], bits=mult_bits)
+    names["MN"] = code.table("mn", "mult_t", mults["mult_neg"], bits=mult_bits)
+    if residual:
+        names["SM"] = code.table("sm", "mult_t", mults["skip_mult"], bits=mult_bits)
+    names["S"] = code.table("s", "shift_t", _folded(_per_channel(layer, "shift", cout), fold_o, pe), signed=False)
+    base = {"conv": "conv_mvu", "dwconv": "dwconv_mvu", "gemm": "dense"}[layer.kind]
+    code.kernel = base + ("_residual" if residual else "")
+    code.tables = [names[k] for k in ("W", "B", "M", "MN", "SM", "S") if k in names]
+
+
+def _weight_words(layer: Layer, taps: int, cin_g: int, simd: int, fold_o: int, fold_i: int) -> np.ndarray:
+    """Weights [COUT, taps..., CIN_G] (OHWI, or [N, K] in stream order) as [FOLD_O*TAPS*FOLD_I][PE*SIMD]."""
+    pe, cout = layer.pe, layer.params["out_c"]
+    w = np.asarray(layer.arrays["weights"], dtype=np.int64).reshape(cout, taps, cin_g)
+    padded = np.zeros((fold_o * pe, taps, fold_i * simd), dtype=np.int64)
+    padded[:cout, :, :cin_g] = w
+    words = padded.reshape(fold_o, pe, taps, fold_i, simd).transpose(0, 2, 3, 1, 4)
+    return words.reshape(fold_o * taps * fold_i, pe * simd)
+
+
+def _pool(code: LayerCode, df: Dataflow, layer: Layer) -> None:
+    p = layer.params
+    x = df.streams[layer.inputs[0]]
+    code.const(CHANNELS=p["in_c"])
+    glob = is_global_pool(layer)
+    if layer.kind == "maxpool":
+        code.kernel = "global_maxpool" if glob else "maxpool"
+        return
+    taps = p["in_h"] * p["in_w"] if glob else p["kernel"][0] * p["kernel"][1]
+    bound = taps * (max(abs(_lo(x)), abs(_hi(x))) + abs(p["x_zp"]))
+    mult = _per_channel(layer, "mult", p["in_c"])
+    code.const(X_ZP=p["x_zp"], ACC_BITS=signed_bits_for(bound), MULT_BITS=signed_bits_for(int(np.abs(mult).max())))
+    code.kernel = "global_avgpool" if glob else "avgpool"
+    code.tables = [code.table("m", "mult_t", mult),
+                         code.table("s", "shift_t", _per_channel(layer, "shift", p["in_c"]), signed=False)]
+
+
+def _lo(s: Stream) -> int:
+    return -(1 << (s.bits - 1)) if s.signed else 0
+
+
+def _hi(s: Stream) -> int:
+    return (1 << (s.bits - 1)) - 1 if s.signed else (1 << s.bits) - 1
+
+
+def _add(code: LayerCode, df: Dataflow, layer: Layer) -> None:
+    p = layer.params
+    a, b = (df.streams[s] for s in layer.inputs)
+    n = p["channels"]
+    am, bm = _per_channel(layer, "a_mult", n), _per_channel(layer, "b_mult", n)
+    code.beat("a_beat_t", a)
+    code.beat("b_beat_t", b)
+    mult_bits = signed_bits_for(int(max(np.abs(am).max(), np.abs(bm).max())))
+    code.const(PIXELS=a.pixels, CHANNELS=n, A_BITS=a.bits, A_SIGNED=a.signed, A_ZP=p["a_zp"], B_BITS=b.bits,
+               B_SIGNED=b.signed, B_ZP=p["b_zp"], MULT_BITS=mult_bits)
+    code.kernel = "add_layer"
+    code.tables = [code.table("am", "mult_t", am, bits=mult_bits), code.table("bm", "mult_t", bm, bits=mult_bits),
+                         code.table("s", "shift_t", _per_channel(layer, "shift", n), signed=False)]
+
+
+def _requant(code: LayerCode, df: Dataflow, layer: Layer) -> None:
+    p = layer.params
+    n = p["channels"]
+    m = _per_channel(layer, "mult", n)
+    leaky = "mult_neg" in layer.arrays
+    mn = _per_channel(layer, "mult_neg", n) if leaky else np.zeros(1, np.int64)
+    mult_bits = signed_bits_for(int(max(np.abs(m).max(), np.abs(mn).max())))
+    code.const(PIXELS=df.streams[layer.output].pixels, CHANNELS=n, X_ZP=p["x_zp"], HAS_MULT_NEG=leaky,
+               MN_LEN=mn.size, MULT_BITS=mult_bits)
+    code.kernel = "requant_layer"
+    code.tables = [code.table("m", "mult_t", m, bits=mult_bits), code.table("mn", "mult_t", mn, bits=mult_bits),
+                         code.table("s", "shift_t", _per_channel(layer, "shift", n), signed=False)]
+
+
+KINDS = {"conv": _mvu, "dwconv": _mvu, "gemm": _mvu, "maxpool": _pool, "avgpool": _pool, "add": _add,
+         "requant": _requant}

@@ -1,0 +1,69 @@
+// hlsgen HLS kernels: common types and helpers.
+//
+// Stream contract: one beat is one pixel with all its channels packed. Channel c occupies bits
+// [c*BITS, (c+1)*BITS) as a two's complement (signed) or plain binary (unsigned) code; bits above
+// the last channel are zero. This is the hex format of OUT/vectors, line for line.
+//
+// Kernels are templates over a config struct C (generated into params.h, one per layer) holding
+// the layer's geometry, folding, widths and requant scalars as compile-time constants. Loop bounds
+// are therefore constants; arrays are static; nothing is allocated.
+#ifndef HLSGEN_COMMON_H
+#define HLSGEN_COMMON_H
+
+#include <ap_int.h>
+#include <hls_stream.h>
+
+// Element type of a constant table (weights, biases, multipliers, shifts). Synthesis sees the
+// exact width (ap_int<bits>); C simulation stores the same values in a plain C integer type,
+// because g++ compiles large initializers of class-typed arrays very slowly. Kernels convert every
+// element to ap_int<bits> where they use it, so both views compute the same integers.
+#if defined(__SYNTHESIS__) || defined(HLSGEN_EXACT_ROM)
+#define HLSGEN_ROM_INT(bits, ctype) ap_int<bits>
+#define HLSGEN_ROM_UINT(bits, ctype) ap_uint<bits>
+#else
+#define HLSGEN_ROM_INT(bits, ctype) ctype
+#define HLSGEN_ROM_UINT(bits, ctype) ctype
+#endif
+
+namespace hlsgen {
+
+// Tie rules of the requant rounding (hlsgen.numerics.round_shift).
+enum Rounding { HALF_EVEN = 0, HALF_UP = 1 };
+
+// The code of channel c of a packed beat, sign-extended if SIGNED (BITS + 1 bits hold any code
+// of either signedness).
+template <int BITS, int SIGNED, int W>
+ap_int<BITS + 1> get_channel(const ap_uint<W>& beat, int c) {
+#pragma HLS INLINE
+    ap_uint<BITS> raw = beat.range(c * BITS + BITS - 1, c * BITS);
+    if (SIGNED) {
+        ap_int<BITS> code = raw;  // same width: reinterprets the bits as two's complement
+        return code;
+    }
+    return raw;
+}
+
+// Store `code` (already inside the channel's range) into channel c of a packed beat.
+template <int BITS, int W>
+void set_channel(ap_uint<W>& beat, int c, const ap_int<64>& code) {
+#pragma HLS INLINE
+    ap_uint<BITS> raw = code;  // the low BITS bits: the two's complement code
+    beat.range(c * BITS + BITS - 1, c * BITS) = raw;
+}
+
+// A beat whose every channel holds `code` (the padding pixel of a sliding window).
+template <int BITS, int CHANNELS, int W>
+ap_uint<W> splat(int code) {
+#pragma HLS INLINE
+    ap_uint<W> beat = 0;
+SPLAT:
+    for (int c = 0; c < CHANNELS; c++) {
+#pragma HLS UNROLL
+        set_channel<BITS>(beat, c, code);
+    }
+    return beat;
+}
+
+}  // namespace hlsgen
+
+#endif

@@ -1,0 +1,19 @@
+// hlsgen C-sim testbench: streams every frame of OUT/vectors/input.hex through the top function,
+// back to back, and compares every output beat with the golden model's (OUT/vectors/output*.hex).
+//
+//   usage: csim [VECTORS_DIR]      (default: a "vectors" folder here or in a parent folder)
+//   exit:  0 all outputs bit-exact, 1 a mismatch (the first one is printed), 2 unreadable vectors
+#include <cstdio>
+#include <string>
+
+#include "tb_glue.h"
+
+int main(int argc, char** argv) {
+    const std::string vectors = hlsgen_tb::find_vectors(argc, argv);
+    if (vectors.empty()) {
+        std::printf("ERROR: no vectors folder found; pass its path as the first argument\n");
+        return 2;
+    }
+    std::printf("vectors: %s\n", vectors.c_str());
+    return hlsgen_tb::run_design(vectors);
+}
