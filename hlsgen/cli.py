@@ -34,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("-c", "--config", type=Path)
     cs = sub.add_parser("csim", help="C-simulate OUT/hls/ with g++ against the test vectors (bit-exact)")
     cs.add_argument("out", type=Path, help="a folder written by `hlsgen compile`")
+    cs.add_argument("--layers", action="store_true",
+                    help="compare every layer's output stream, not only the network output")
     rs = sub.add_parser("rtlsim", help="simulate OUT/rtl/ with cocotb against the test vectors (bit-exact)")
     rs.add_argument("out", type=Path, help="a folder written by `hlsgen compile`")
     rs.add_argument("--sim", choices=("verilator", "icarus"), default="verilator")
@@ -103,7 +105,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 def cmd_csim(args: argparse.Namespace) -> int:
     from hlsgen.sim.csim import run_csim
 
-    return run_csim(args.out)
+    return run_csim(args.out, layers=args.layers)
 
 
 def cmd_rtlsim(args: argparse.Namespace) -> int:
