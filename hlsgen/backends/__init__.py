@@ -15,6 +15,7 @@ from hlsgen.api import Compilation, intermediates
 from hlsgen.backends.dataflow import Dataflow
 from hlsgen.backends.hls import hls_backend
 from hlsgen.backends.vectors import write_vectors
+from hlsgen.backends.verilog import rtl_backend
 
 Backend = Callable[[Compilation, Dataflow, Path], None]
 
@@ -36,6 +37,7 @@ def frame_inputs(c: Compilation, frames: int) -> np.ndarray:
 BACKENDS: list[tuple[str, Backend]] = [
     ("vectors", _vectors),
     ("hls", hls_backend),
+    ("rtl", rtl_backend),
 ]
 
 

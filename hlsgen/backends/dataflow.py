@@ -175,7 +175,11 @@ def require_canonical(graph: Graph, node: Node, stream: Stream) -> None:
 # ---- FIFO sizing ---------------------------------------------------------------------------------
 def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tuple[str, str], int]:
     """Depth of every stream edge: FIFO_MARGIN, plus for each input of a join (residual conv, add)
-    the lead the other input can build up (conservative: ties in the dependency model count)."""
+    the lead it can build up over the other input (conservative: ties in the dependency model count).
+    A residual conv's output i waits for its main-input *window* (up to input pixel window[i]),
+    which its own line buffer holds; only what arrives beyond that needs the FIFO."""
+    from hlsgen.backends.dataflow_layers import last_input_pixel
+
     need = input_needed(layers, by_name)
     depths: dict[tuple[str, str], int] = {}
     for lay in layers:
@@ -183,8 +187,11 @@ def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tupl
             depths[(s, lay.name)] = FIFO_MARGIN
         if len(lay.inputs) == 2:
             main, skip = lay.inputs
-            depths[(skip, lay.name)] = FIFO_MARGIN + skip_depth(need[main], need[skip])
-            depths[(main, lay.name)] = FIFO_MARGIN + skip_depth(need[skip], need[main])
+            window = last_input_pixel(lay, by_name[main], by_name[lay.output])
+            main_ready = need[main][window]  # output pixel i can start once this much input arrived
+            depths[(skip, lay.name)] = FIFO_MARGIN + skip_depth(main_ready, need[skip])
+            produced = np.searchsorted(np.sort(need[main]), need[skip], side="right")
+            depths[(main, lay.name)] = FIFO_MARGIN + int(max(0, np.max(produced - (window + 1))))
     return depths
 
 

@@ -1,0 +1,98 @@
+"""The Verilog backend: writes OUT/rtl/ (synthesizable SystemVerilog subset) and OUT/tb/ (cocotb).
+
+OUT/rtl/
+  hg_*.sv              hand-written parameterised modules, copied from templates/verilog/rtl/
+  <top>.sv             the generated top (templates/verilog/top.sv.j2): one unit per layer, FIFOs,
+                       forks, AXI-Stream ports named as Vitis HLS names them
+  <top>_<layer>_w.mem  weight ROMs ($readmemh; the simulator's working directory must hold them)
+  files.f              the source list, top last
+OUT/tb/                the cocotb testbench (hlsgen/backends/testbench.py)
+
+The templates get plain data: names, widths, depths and `Param` numbers (verilog_values.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hlsgen.api import Compilation
+from hlsgen.backends.dataflow import Dataflow, Layer, Stream
+from hlsgen.backends.render import TEMPLATES, copy_tree, render
+from hlsgen.backends.testbench import write_testbench
+from hlsgen.backends.verilog_layers import Unit, unit
+from hlsgen.errors import HlsgenError
+
+RTL_TEMPLATES = TEMPLATES / "verilog" / "rtl"
+OUTPUT_CONSUMER = "out_r"
+
+
+def rtl_backend(c: Compilation, df: Dataflow, out: Path) -> None:
+    """The BACKENDS entry: OUT/rtl and OUT/tb unless `hw.rtl.enabled` is false."""
+    if c.config.hw.rtl.enabled:
+        write_rtl(df, out, c.graph.name)
+        write_testbench(df, out, c.graph.name)
+
+
+def write_rtl(df: Dataflow, out: Path, model: str) -> None:
+    """Write OUT/rtl/ for the dataflow `df` (the caller checks hw.rtl.enabled)."""
+    folder = out / "rtl"
+    copied = copy_tree(RTL_TEMPLATES, folder)
+    design = design_context(df, model)
+    (folder / f"{df.top}.sv").write_text(render("verilog/top.sv.j2", **design))
+    for u in design["units"]:
+        if u["mem_file"]:
+            (folder / u["mem_file"]).write_text("".join(f"{w}\n" for w in u["mem_words"]))
+    files = sorted(p.name for p in copied if p.suffix == ".sv") + [f"{df.top}.sv"]
+    (folder / "files.f").write_text(render("verilog/files.f.j2", files=files))
+
+
+def rtl_files(rtl_dir: Path) -> list[Path]:
+    """The sources of a written OUT/rtl/, in files.f order (top last)."""
+    names = (rtl_dir / "files.f").read_text().split()
+    return [rtl_dir / n for n in names]
+
+
+def design_context(df: Dataflow, model: str) -> dict[str, Any]:
+    if len(df.outputs) != 1:
+        raise HlsgenError(f"{model}: the Verilog backend supports one network output, the model has "
+                          f"{len(df.outputs)}; set hw.rtl.enabled: false to skip it")
+    out_stream = df.outputs[0]
+    streams = [_stream(df, s) for s in _produced(df)]
+    out_edge = next(e["name"] for s in streams for e in s["edges"] if e["consumer"] == OUTPUT_CONSUMER)
+    edge_of = {(s["name"], e["consumer"]): e["name"] for s in streams for e in s["edges"]}
+    units = [_unit_context(unit(lay, df, df.top), lay, df, edge_of) for lay in df.layers]
+    return {"top": df.top, "model": model, "cycles": df.cycles_per_frame, "bottleneck": df.bottleneck,
+            "input": df.input.name, "in_width": _width(df.input), "in_beat": df.input.beat_bits,
+            "in_pad": df.input.beat_bits - _width(df.input), "out_beat": out_stream.beat_bits,
+            "out_pad": out_stream.beat_bits - _width(out_stream), "out_edge": out_edge,
+            "streams": streams, "units": units}
+
+
+def _width(s: Stream) -> int:
+    return s.channels * s.bits
+
+
+def _produced(df: Dataflow) -> list[Stream]:
+    return [df.input] + [df.streams[lay.output] for lay in df.layers]
+
+
+def _stream(df: Dataflow, s: Stream) -> dict[str, Any]:
+    edges = [{"name": f"{s.name}_to_{lay.name}", "consumer": lay.name, "depth": df.fifo_depth[(s.name, lay.name)]}
+             for lay in df.consumers(s.name)]
+    if s.name == df.outputs[0].name:
+        edges.append({"name": f"{s.name}_to_{OUTPUT_CONSUMER}", "consumer": OUTPUT_CONSUMER, "depth": 2})
+    if not edges:
+        raise HlsgenError(f"stream {s.name} ({s.tensor}) is computed but never used")
+    return {"name": s.name, "width": _width(s), "edges": edges}
+
+
+def _unit_context(u: Unit, lay: Layer, df: Dataflow, edge_of: dict[tuple[str, str], str]) -> dict[str, Any]:
+    skip = edge_of[(lay.inputs[1], lay.name)] if len(lay.inputs) > 1 else None
+    bits = {p.name: p.value for p in u.params if p.name in ("SKB", "BB")}
+    tie = int(bits.get("SKB", bits.get("BB", 0))) * df.streams[lay.output].channels  # unused 2nd input
+    return {"name": u.name, "kind": lay.kind, "node": lay.node, "module": u.module, "cycles": lay.cycles,
+            "window": list(u.window), "tap_width": u.tap_width, "params": list(u.params),
+            "in_edge": edge_of[(lay.inputs[0], lay.name)], "skip_edge": skip, "output": lay.output,
+            "out_width": _width(df.streams[lay.output]), "tie_width": tie, "mem_file": u.mem_file,
+            "mem_words": u.mem_words}

@@ -1,0 +1,192 @@
+"""Per-layer parameters of the hand-written Verilog modules (templates/verilog/rtl/).
+
+Every dataflow `Layer` becomes one unit, preceded by an `hg_window` when it reads a sliding window:
+    conv, dwconv, gemm -> hg_window + hg_mvu   (gemm: the window is the whole input image)
+    maxpool, avgpool   -> hg_window + hg_pool
+    add, requant       -> hg_eltwise
+`unit(layer, df, top)` returns the template data of one layer: parameter lists and, for MVU layers,
+the weight ROM words (written to a .mem file read with $readmemh).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hlsgen.backends.dataflow import Dataflow, Layer, Stream
+from hlsgen.backends.verilog_values import (
+    Param,
+    flag,
+    hex_words,
+    mult_bits,
+    pad_word,
+    padded,
+    per_channel,
+    shift_bits,
+    vector,
+)
+from hlsgen.errors import HlsgenError
+
+
+@dataclass(frozen=True)
+class Unit:
+    name: str
+    module: str  # hg_mvu | hg_pool | hg_eltwise
+    window: tuple[Param, ...]  # empty: no hg_window in front
+    tap_width: int
+    params: tuple[Param, ...]
+    mem_file: str | None = None
+    mem_words: tuple[str, ...] = ()
+
+
+def unit(layer: Layer, df: Dataflow, top: str) -> Unit:
+    x = df.streams[layer.inputs[0]]
+    if layer.kind in ("conv", "dwconv", "gemm"):
+        return _mvu_unit(layer, df, x, top)
+    if layer.kind in ("maxpool", "avgpool"):
+        return _pool_unit(layer, df, x)
+    return Unit(layer.name, "hg_eltwise", (), 0, tuple(_eltwise_params(layer, df, x)))
+
+
+def _requant_common(p: Mapping[str, Any], out: Stream, shift: np.ndarray) -> list[Param]:
+    lo_type = -(1 << (out.bits - 1)) if out.signed else 0
+    lo = p.get("lo") if p.get("lo") is not None else lo_type
+    hi = p.get("hi") if p.get("hi") is not None else lo_type + (1 << out.bits) - 1
+    return [Param("OB", out.bits), Param("SHB", shift_bits(shift)), Param("MAX_SHIFT", int(np.max(shift, initial=0))),
+            flag("ROUND_UP", p.get("rounding", "half_even") == "half_up"),
+            Param("ZP", int(p.get("zp") or 0)), Param("LO", int(lo or 0)), Param("HI", int(hi or 0))]
+
+
+# ---- windows -------------------------------------------------------------------------------------
+def _window(x: Stream, geo: Mapping[str, Any], repeat: int, pad: Param) -> tuple[Param, ...]:
+    names = ("IN_H", "IN_W", "KH", "KW", "SH", "SW", "DH", "DW", "PT", "PL", "OUT_H", "OUT_W")
+    values = (x.height, x.width, *geo["kernel"], *geo["strides"], *geo["dilations"], geo["pads"][0], geo["pads"][1],
+              geo["out_h"], geo["out_w"])
+    return (Param("WIDTH", x.channels * x.bits), *(Param(n, int(v)) for n, v in zip(names, values, strict=True)),
+            Param("REPEAT", repeat), pad)
+
+
+def _gemm_geometry(x: Stream) -> dict[str, Any]:
+    return {"kernel": (x.height, x.width), "strides": (1, 1), "dilations": (1, 1), "pads": (0, 0, 0, 0),
+            "out_h": 1, "out_w": 1}
+
+
+# ---- matrix-vector units -------------------------------------------------------------------------
+def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
+    p = layer.params
+    out = df.streams[layer.output]
+    cout = out.channels
+    dw = layer.kind == "dwconv"
+    pe, simd = layer.pe, (1 if dw else layer.simd)
+    nf = math.ceil(cout / pe)
+    geo = _gemm_geometry(x) if layer.kind == "gemm" else p
+    kk = geo["kernel"][0] * geo["kernel"][1]
+    words = _rom_words(layer, x, pe, simd, nf, kk)
+    mem = f"{top}_{layer.name}_w.mem"
+    window = _window(x, geo, nf, pad_word(int(p.get("pad_value") or 0), x.channels, x.bits))
+    params = [Param("CIN", x.channels), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("COUT", cout),
+              Param("PE", pe), Param("SIMD", simd), Param("NF", nf), Param("KK", kk), flag("DEPTHWISE", dw),
+              Param("WB", int(p["weight_bits"])), Param("ACCB", int(p.get("acc_bits") or 32)),
+              Param("MEM_FILE", mem), *_mvu_epilogue(layer, df, nf * pe)]
+    return Unit(layer.name, "hg_mvu", window, x.channels * x.bits, tuple(params), mem, tuple(words))
+
+
+def _rom_words(layer: Layer, x: Stream, pe: int, simd: int, nf: int, kk: int) -> list[str]:
+    """ROM word (nf*KK + tap)*SF + sf holds the weights of lanes (pe, s) of that step."""
+    w = np.asarray(layer.arrays["weights"], dtype=np.int64)
+    cout = w.shape[0]
+    bits = int(layer.params["weight_bits"])
+    full = np.zeros((nf * pe,) + w.shape[1:], dtype=np.int64)
+    full[:cout] = w
+    if layer.kind == "dwconv":
+        return hex_words(full.reshape(nf, pe, kk).transpose(0, 2, 1).reshape(nf * kk, pe), bits)
+    cin = x.channels
+    if layer.kind == "conv" and int(layer.params.get("group", 1)) > 1:
+        full = _dense_groups(full, cin, int(layer.params["group"]), cout)
+    full = full.reshape(nf * pe, kk, cin)
+    sf = math.ceil(cin / simd)
+    wide = np.zeros((nf * pe, kk, sf * simd), dtype=np.int64)
+    wide[:, :, :cin] = full
+    rows = wide.reshape(nf, pe, kk, sf, simd).transpose(0, 2, 3, 1, 4).reshape(nf * kk * sf, pe * simd)
+    return hex_words(rows, bits)
+
+
+def _dense_groups(w: np.ndarray, cin: int, group: int, cout: int) -> np.ndarray:
+    """Grouped weights [O, Kh, Kw, Cin/g] as dense [O, Kh, Kw, Cin] with zeros outside each group."""
+    cg, og = cin // group, cout // group
+    dense = np.zeros(w.shape[:3] + (cin,), dtype=np.int64)
+    for o in range(cout):
+        g = o // og
+        dense[o, :, :, g * cg:(g + 1) * cg] = w[o]
+    return dense
+
+
+def _mvu_epilogue(layer: Layer, df: Dataflow, lanes: int) -> list[Param]:
+    p, a = layer.params, layer.arrays
+    out = df.streams[layer.output]
+    n = out.channels
+    mult, shift = per_channel(a["mult"], n), per_channel(a["shift"], n)
+    neg = per_channel(a["mult_neg"], n) if "mult_neg" in a else None
+    acc = int(p.get("acc_bits") or 32)
+    mb = mult_bits(mult, neg)
+    params = [*_requant_common(p, out, shift), Param("MB", mb), flag("HAS_NEG", neg is not None),
+              vector("BIAS", padded(per_channel(a["bias"], n), lanes), acc),
+              vector("MULT", padded(mult, lanes), mb),
+              vector("MULT_NEG", padded(neg if neg is not None else mult, lanes), mb),
+              vector("SHIFT", padded(shift, lanes), shift_bits(shift))]
+    if len(layer.inputs) == 1:
+        return [*params, Param("SKB", 1)]  # unused skip port: 1 bit per channel, tied to 0
+    if len(layer.inputs) > 1:
+        skip = df.streams[layer.inputs[1]]
+        smult = per_channel(a["skip_mult"], n)
+        smb = mult_bits(smult)
+        params += [flag("HAS_SKIP", True), Param("SKB", skip.bits), flag("SKIP_SIGNED", skip.signed),
+                   Param("SMB", smb), vector("SKIP_MULT", padded(smult, lanes), smb),
+                   vector("SKIP_ZP", padded(per_channel(p.get("skip_zp"), n), lanes), skip.bits + 1)]
+    return params
+
+
+# ---- pools and elementwise -----------------------------------------------------------------------
+def _pool_unit(layer: Layer, df: Dataflow, x: Stream) -> Unit:
+    p, a = layer.params, layer.arrays
+    out = df.streams[layer.output]
+    c, kk = x.channels, p["kernel"][0] * p["kernel"][1]
+    common = [Param("C", c), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("KK", kk)]
+    if layer.kind == "maxpool":
+        if out.bits != x.bits:
+            raise HlsgenError(f"layer {layer.node}: max pooling must keep the code width")
+        pad = pad_word(int(p["pad_value"]), c, x.bits)
+        return Unit(layer.name, "hg_pool", _window(x, p, 1, pad), c * x.bits, (*common, Param("OB", out.bits)))
+    x_zp = per_channel(p.get("x_zp"), c)
+    mult, shift = per_channel(a["mult"], c), per_channel(a["shift"], c)
+    mb = mult_bits(mult)
+    params = [*common, flag("IS_AVG", True), *_requant_common(p, out, shift), Param("MB", mb),
+              vector("MULT", mult, mb), vector("SHIFT", shift, shift_bits(shift)), vector("X_OFF", kk * x_zp, 32)]
+    return Unit(layer.name, "hg_pool", _window(x, p, 1, pad_word(x_zp.tolist(), c, x.bits)), c * x.bits,
+                tuple(params))
+
+
+def _eltwise_params(layer: Layer, df: Dataflow, a_stream: Stream) -> list[Param]:
+    p, a = layer.params, layer.arrays
+    out = df.streams[layer.output]
+    c = out.channels
+    shift = per_channel(a["shift"], c)
+    common = [Param("C", c), Param("AB", a_stream.bits), flag("A_SIGNED", a_stream.signed),
+              *_requant_common(p, out, shift), vector("SHIFT", shift, shift_bits(shift))]
+    if layer.kind == "add":
+        b = df.streams[layer.inputs[1]]
+        am, bm = per_channel(a["a_mult"], c), per_channel(a["b_mult"], c)
+        mb, smb = mult_bits(am), mult_bits(bm)
+        return [*common, flag("HAS_B", True), Param("BB", b.bits), flag("B_SIGNED", b.signed), Param("MB", mb),
+                Param("SMB", smb), vector("A_MULT", am, mb), vector("A_MULT_NEG", am, mb), vector("B_MULT", bm, smb),
+                vector("A_ZP", per_channel(p.get("a_zp"), c), 32), vector("B_ZP", per_channel(p.get("b_zp"), c), 32)]
+    mult = per_channel(a["mult"], c)
+    neg = per_channel(a["mult_neg"], c) if "mult_neg" in a else None
+    mb = mult_bits(mult, neg)
+    return [*common, Param("BB", 1), Param("MB", mb), flag("HAS_NEG", neg is not None), vector("A_MULT", mult, mb),
+            vector("A_MULT_NEG", neg if neg is not None else mult, mb),
+            vector("A_ZP", per_channel(p.get("x_zp"), c), 32)]

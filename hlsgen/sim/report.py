@@ -1,0 +1,48 @@
+"""What `hlsgen rtlsim` prints: per test bit-exactness, cycles per frame against the cycle model,
+first-frame latency, and on a mismatch the first divergent output, layer and the waveform path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def print_summary(results: dict[str, Any], sim: str, build_s: float, cached: bool, sim_s: float,
+                  run_dir: Path, wave_file: Path | None) -> None:
+    build = "cached build" if cached else f"build {build_s:.1f} s"
+    print(f"rtlsim ({sim}): {build}, simulation {sim_s:.1f} s, logs in {run_dir}")
+    if not results:
+        print(f"  no test result: the simulation stopped early (see {run_dir / 'sim.log'})")
+    for name, r in results.items():
+        print("  " + test_line(name, r))
+        if not r["passed"]:
+            for line in failure_lines(r):
+                print("    " + line)
+    if wave_file is not None:
+        print(f"  waveform: {wave_file}")
+
+
+def test_line(name: str, r: dict[str, Any]) -> str:
+    verdict = "bit-exact" if r["passed"] else "MISMATCH"
+    line = (f"{name}: {verdict}, {r['beats']}/{r['expected_beats']} output beats, {r['frames']} frames"
+            + (f", stall {r['stall']:.2f} seed {r['seed']}" if r["stall"] else ""))
+    cpf, model = r.get("cycles_per_frame"), r.get("model_cycles")
+    if cpf is not None and not r["stall"]:
+        line += f"; {cpf:,.0f} cycles/frame (model {model:,}, {100 * (cpf / model - 1):+.1f}%)"
+    if r.get("latency") is not None:
+        line += f"; first-frame latency {r['latency']:,} cycles"
+    return line
+
+
+def failure_lines(r: dict[str, Any]) -> list[str]:
+    lines = []
+    if r.get("describe"):
+        lines.append(f"first divergent output: {r['describe']}")
+    elif r["beats"] < r["expected_beats"]:
+        lines.append(f"timeout: {r['beats']} of {r['expected_beats']} output beats (deadlock or too slow)")
+    layer = r.get("first_layer")
+    if layer:
+        lines.append(f"first divergent layer: {layer['layer']} (node {layer['node']}): {layer['describe']}")
+    elif r.get("layers") == []:
+        lines.append("no layer traces (RTL without hlsgen debug taps)")
+    return lines

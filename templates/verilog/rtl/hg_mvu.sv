@@ -1,0 +1,161 @@
+// hg_mvu: matrix-vector unit with its requant epilogue, for conv, depthwise conv and dense layers.
+// Input: window taps from hg_window (one input pixel of CIN channels per beat), KK taps per output
+// pixel repeated NF = ceil(COUT/PE) times. Per tap it spends SF = ceil(CIN/SIMD) cycles (1 when
+// DEPTHWISE), each cycle one PE x SIMD multiply step with weights from a ROM ($readmemh MEM_FILE,
+// word (nf*KK + tap)*SF + sf holds lane (pe, s) at bits [(pe*SIMD + s)*WB +: WB]). So an output pixel
+// takes NF*KK*SF cycles, back to back. Depthwise: lane pe reads channel nf*PE + pe of the tap.
+// Accumulators start at the bias; when an NF group completes, PE requant lanes (hg_requant) apply
+// mult/mult_neg/skip/shift/clamp and a collector assembles the COUT channels of one output beat.
+// A residual skip stream (HAS_SKIP) supplies one pixel per output pixel to the epilogue.
+// Pipeline: issue -> ROM/operands -> products -> accumulate -> requant A -> requant B -> output;
+// all stages advance together while the output register can move and the skip (if needed) is there.
+module hg_mvu #(
+    parameter int CIN = 3, parameter int IB = 8, parameter bit IN_SIGNED = 1'b1,
+    parameter int COUT = 4, parameter int PE = 2, parameter int SIMD = 3, parameter int NF = 2,
+    parameter int KK = 9, parameter bit DEPTHWISE = 1'b0,
+    parameter int WB = 8, parameter int ACCB = 20,
+    parameter MEM_FILE = "",
+    parameter int OB = 8, parameter int MB = 16, parameter int SHB = 6, parameter int MAX_SHIFT = 40,
+    parameter bit HAS_NEG = 1'b0, parameter bit HAS_SKIP = 1'b0,
+    parameter int SKB = 8, parameter bit SKIP_SIGNED = 1'b1, parameter int SMB = 16,
+    parameter bit ROUND_UP = 1'b0, parameter int ZP = 0, parameter int LO = -128, parameter int HI = 127,
+    parameter logic [NF*PE*ACCB-1:0] BIAS = '0,
+    parameter logic [NF*PE*MB-1:0] MULT = '0,
+    parameter logic [NF*PE*MB-1:0] MULT_NEG = '0,
+    parameter logic [NF*PE*SHB-1:0] SHIFT = '0,
+    parameter logic [NF*PE*SMB-1:0] SKIP_MULT = '0,
+    parameter logic [NF*PE*(SKB+1)-1:0] SKIP_ZP = '0
+) (
+    input  logic                clk,
+    input  logic                rst_n,
+    input  logic [CIN*IB-1:0]   in_data,
+    input  logic                in_valid,
+    output logic                in_ready,
+    input  logic [COUT*SKB-1:0] skip_data,
+    input  logic                skip_valid,
+    output logic                skip_ready,
+    output logic [COUT*OB-1:0]  out_data,
+    output logic                out_valid,
+    input  logic                out_ready
+);
+    localparam int SF = DEPTHWISE ? 1 : (CIN + SIMD - 1) / SIMD;
+    localparam int XB = IB + 1;                  // operands as signed, unsigned codes widened
+    localparam int PB = XB + WB;                 // one product
+    localparam int SB = PB + $clog2(SIMD + 1);   // sum over SIMD lanes
+    localparam int AB = (ACCB > SB ? ACCB : SB) + 1;
+    localparam int WORDS = NF * KK * SF;
+    localparam int RAB = WORDS > 1 ? $clog2(WORDS) : 1;  // ROM address bits; depth rounded up to 2^RAB
+    localparam int SFB = $clog2(SF + 1), TB = $clog2(KK + 1), NB = $clog2(NF + 1);
+    localparam int LSF = SF - 1, LKK = KK - 1, LNF = NF - 1, LWORD = WORDS - 1;
+
+    logic [PE*SIMD*WB-1:0] rom [0:(1<<RAB)-1];
+    initial if (MEM_FILE != "") $readmemh(MEM_FILE, rom);
+
+    logic en, skip_stall, fire0;
+    logic [SFB-1:0] sf;
+    logic [TB-1:0] tap;
+    logic [NB-1:0] nf, nf1, nf2, nf3, nf4, nf5;
+    logic [RAB-1:0] ra;
+    logic v1, v2, v3, v4, v5, first1, first2, last1, last2;
+    logic signed [XB-1:0] x0 [0:PE*SIMD-1];
+    logic signed [XB-1:0] x1 [0:PE*SIMD-1];
+    logic [PE*SIMD*WB-1:0] w1;
+    logic signed [PB-1:0] prod2 [0:PE*SIMD-1];
+    logic signed [AB-1:0] acc [0:PE-1];
+    logic [PE*OB-1:0] y5;
+    wire [NF*PE*ACCB-1:0] bias_w = BIAS;
+
+    assign skip_stall = HAS_SKIP && v3 && !skip_valid;
+    assign en = (!out_valid || out_ready) && !skip_stall;
+    assign fire0 = in_valid && en;
+    assign in_ready = en && sf == LSF[SFB-1:0];
+    assign skip_ready = HAS_SKIP && en && v3 && nf3 == LNF[NB-1:0];
+
+    // stage 0: operand selection (conv: SIMD slice sf of the tap for every PE; depthwise: channel nf*PE+pe)
+    int csel;
+    always_comb begin
+        for (int i = 0; i < PE * SIMD; i++) begin
+            csel = DEPTHWISE ? {{(32 - NB){1'b0}}, nf} * PE + i / SIMD : {{(32 - SFB){1'b0}}, sf} * SIMD + i % SIMD;
+            x0[i] = '0;
+            if (csel < CIN && (!DEPTHWISE || i % SIMD == 0))
+                x0[i] = {(IN_SIGNED ? in_data[csel * IB + IB - 1] : 1'b0), in_data[csel * IB +: IB]};
+        end
+    end
+
+    // stages 1-2: operands with the ROM word, then the products
+    logic signed [WB-1:0] wl [0:PE*SIMD-1];
+    always_comb begin
+        for (int i = 0; i < PE * SIMD; i++) wl[i] = w1[i * WB +: WB];
+    end
+
+    always_ff @(posedge clk) begin
+        if (en) begin
+            w1 <= rom[ra];
+            for (int i = 0; i < PE * SIMD; i++) x1[i] <= x0[i];
+            first1 <= tap == '0 && sf == '0;
+            last1 <= tap == LKK[TB-1:0] && sf == LSF[SFB-1:0];
+            nf1 <= nf;
+            for (int i = 0; i < PE * SIMD; i++)
+                prod2[i] <= {{WB{x1[i][XB-1]}}, x1[i]} * {{XB{wl[i][WB-1]}}, wl[i]};
+            {first2, last2, nf2} <= {first1, last1, nf1};
+            nf3 <= nf2;
+            {nf4, nf5} <= {nf3, nf4};
+        end
+    end
+
+    // stage 3: accumulate; the bias of channel nf2*PE + p starts every group
+    logic signed [AB-1:0] acc_next [0:PE-1];
+    logic signed [AB-1:0] sum;
+    always_comb begin
+        for (int p = 0; p < PE; p++) begin
+            sum = first2 ? {{(AB - ACCB){bias_w[(nf2 * PE + p) * ACCB + ACCB - 1]}},
+                            bias_w[(nf2 * PE + p) * ACCB +: ACCB]} : acc[p];
+            for (int s = 0; s < SIMD; s++)
+                sum = sum + {{(AB - PB){prod2[p * SIMD + s][PB-1]}}, prod2[p * SIMD + s]};
+            acc_next[p] = sum;
+        end
+    end
+
+    always_ff @(posedge clk) begin
+        if (en && v2) begin
+            for (int p = 0; p < PE; p++) acc[p] <= acc_next[p];
+        end
+    end
+
+    always_ff @(posedge clk) begin
+        if (!rst_n) begin
+            {sf, tap, nf} <= '0;
+            ra <= '0;
+            {v1, v2, v3, v4, v5} <= '0;
+        end else if (en) begin
+            if (fire0) begin
+                ra <= ra == LWORD[RAB-1:0] ? '0 : ra + 1'b1;
+                sf <= sf == LSF[SFB-1:0] ? '0 : sf + 1'b1;
+                if (sf == LSF[SFB-1:0]) begin
+                    tap <= tap == LKK[TB-1:0] ? '0 : tap + 1'b1;
+                    if (tap == LKK[TB-1:0]) nf <= nf == LNF[NB-1:0] ? '0 : nf + 1'b1;
+                end
+            end
+            {v1, v2} <= {fire0, v1};
+            v3 <= v2 && last2;
+            {v4, v5} <= {v3, v4};
+        end
+    end
+
+    // stages 4-5: requant lanes for channels nf3*PE + p
+    for (genvar p = 0; p < PE; p++) begin : g_lane
+        hg_mvu_lane #(
+            .AB(AB), .NF(NF), .PE(PE), .LANE(p), .NB(NB), .COUT(COUT), .OB(OB), .MB(MB), .SHB(SHB),
+            .MAX_SHIFT(MAX_SHIFT), .HAS_NEG(HAS_NEG), .HAS_SKIP(HAS_SKIP), .SKB(SKB),
+            .SKIP_SIGNED(SKIP_SIGNED), .SMB(SMB), .ROUND_UP(ROUND_UP), .ZP(ZP), .LO(LO), .HI(HI),
+            .MULT(MULT), .MULT_NEG(MULT_NEG), .SHIFT(SHIFT), .SKIP_MULT(SKIP_MULT), .SKIP_ZP(SKIP_ZP)
+        ) u_lane (
+            .clk(clk), .en(en), .nf(nf3), .acc(acc[p]), .skip_data(skip_data), .y(y5[p * OB +: OB])
+        );
+    end
+
+    hg_collect #(.GROUP(PE * OB), .NF(NF), .NB(NB), .OUTW(COUT * OB)) u_collect (
+        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v5), .nf(nf5), .in_data(y5),
+        .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready)
+    );
+endmodule

@@ -1,0 +1,68 @@
+"""The frozen test vectors of OUT/vectors/ (meta.json + one hex beat per line), read without hlsgen.
+
+A beat is one pixel: channel c's code (two's complement, `bits` wide) sits at bits [c*bits, (c+1)*bits).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class StreamInfo:
+    name: str
+    beats_per_frame: int
+    channels: int
+    bits: int
+    signed: bool
+    beat_bits: int
+    file: str
+    layer: str = ""
+    node: str = ""
+
+    @classmethod
+    def from_meta(cls, m: dict[str, Any], file: str) -> StreamInfo:
+        return cls(m["name"], m["beats_per_frame"], m["channels"], m["bits"], m["signed"], m["beat_bits"],
+                   file, m.get("layer", ""), m.get("node", ""))
+
+    def channel(self, beat: int, c: int) -> int:
+        """Code of channel c of a beat, as a signed or unsigned integer."""
+        v = (beat >> (c * self.bits)) & ((1 << self.bits) - 1)
+        return v - (1 << self.bits) if self.signed and v >> (self.bits - 1) else v
+
+    def locate(self, index: int) -> tuple[int, int]:
+        """(frame, pixel) of the index-th beat of a back-to-back run."""
+        return divmod(index, self.beats_per_frame)
+
+
+@dataclass(frozen=True)
+class Vectors:
+    folder: Path
+    frames: int
+    input: StreamInfo
+    output: StreamInfo
+    layers: tuple[StreamInfo, ...]
+
+    def beats(self, s: StreamInfo, frames: int) -> list[int]:
+        """The stream's beats for `frames` frames, cycling through the stored frames."""
+        stored = read_hex(self.folder / s.file)
+        per = s.beats_per_frame
+        return [stored[(f % self.frames) * per + i] for f in range(frames) for i in range(per)]
+
+
+def load_vectors(folder: str | Path) -> Vectors:
+    folder = Path(folder)
+    meta = json.loads((folder / "meta.json").read_text())
+    if len(meta["outputs"]) != 1:
+        raise ValueError(f"{folder}: the testbench drives one output stream, meta.json lists {len(meta['outputs'])}")
+    out = meta["outputs"][0]
+    layers = tuple(StreamInfo.from_meta(m, m["file"]) for m in meta["layers"])
+    return Vectors(folder, int(meta["frames"]), StreamInfo.from_meta(meta["input"], "input.hex"),
+                   StreamInfo.from_meta(out, out["file"]), layers)
+
+
+def read_hex(path: Path) -> list[int]:
+    return [int(line, 16) for line in path.read_text().split()]

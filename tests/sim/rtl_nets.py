@@ -1,0 +1,70 @@
+"""Small networks for the RTL tests: each covers many module parameters in one Verilator build.
+
+`grid_net()` strings together what the hand-written modules must get right: 3x3 windows with padding,
+stride 2 with dilation 2, 1x1 convs, a depthwise conv, a residual join, max pooling with padding, a
+standalone LeakyReLU (requant with m_neg) and a standalone add (the max pool output broadcast to
+both), average pooling, a multi-pixel dense layer; odd image sizes and PE/SIMD folds that divide the
+channel counts and folds that do not. `compile_to(...)` runs `hlsgen compile` into a folder.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import model_zoo
+import numpy as np
+import onnx
+import yaml
+
+from hlsgen.cli import main
+
+
+def grid_net(seed: int = 0) -> tuple[onnx.ModelProto, dict[str, dict[str, int]]]:
+    """The model and its per-layer folds {conv node: {pe, simd}} (mixed dividing / non-dividing)."""
+    g = model_zoo.GraphBuilder(seed)
+    h = g.op("Relu", [g.conv("x", 5, 6, 3)])
+    c1 = g.nodes[-2].name
+    h = g.op("LeakyRelu", [g.conv(h, 6, 8, 3, stride=2, dilations=[2, 2], pads=[2, 2, 2, 2])], alpha=0.2)
+    c2 = g.nodes[-2].name
+    d = g.conv(h, 8, 8, 3, group=8, dilations=[2, 2], pads=[2, 2, 2, 2])
+    dw = g.nodes[-1].name
+    lo, hi = g.const("min", np.array(0.0, np.float32)), g.const("max", np.array(6.0, np.float32))
+    d = g.op("Clip", [d, lo, hi])
+    p = g.conv(h, 8, 8, 1, pads=[0, 0, 0, 0], gain=3.0)
+    h = g.op("Relu", [g.op("Add", [d, p])])
+    h = g.op("MaxPool", [h], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    h = g.op("Add", [g.op("LeakyRelu", [h], alpha=0.1), h])  # standalone requant (leaky) and add
+    h = g.op("AveragePool", [h], kernel_shape=[2, 2], strides=[1, 1])
+    h = g.op("Flatten", [h], axis=1)
+    y = g.dense(h, 8 * 2 * 1, 10)
+    fc = g.nodes[-1].name
+    folds = {c1: {"pe": 4, "simd": 2}, c2: {"pe": 8, "simd": 6}, dw: {"pe": 3}, fc: {"pe": 3, "simd": 3}}
+    return g.model([1, 5, 9, 7], y, [1, 10], "grid_net"), folds
+
+
+def compile_to(folder: Path, model: onnx.ModelProto, quant: dict[str, Any] | None = None,
+               hw: dict[str, Any] | None = None, calib_seed: int = 1) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "model.onnx").write_bytes(model.SerializeToString())
+    np.save(folder / "calib.npy", model_zoo.random_inputs(model, 16, seed=calib_seed))
+    (folder / "config.yaml").write_text(yaml.safe_dump({"quant": quant or {}, "hw": hw or {}}))
+    out = folder / "out"
+    args = ["compile", str(folder / "model.onnx"), "--calib", str(folder / "calib.npy"),
+            "-c", str(folder / "config.yaml"), "-o", str(out)]
+    assert main(args) == 0
+    return out
+
+
+def build_log(out: Path, sim: str = "verilator") -> Path:
+    """The build log of the cached simulation model of OUT/rtl/."""
+    from hlsgen.backends.verilog import rtl_files
+    from hlsgen.sim.rtlsim import build_key, cache_root
+
+    files = rtl_files(out / "rtl")
+    return cache_root() / build_key(files, files[-1].stem, sim, False) / "build.log"
+
+
+def results(out: Path, sim: str = "verilator") -> dict[str, Any]:
+    return json.loads((out / "rtlsim" / sim / "result.json").read_text())

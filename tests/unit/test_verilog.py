@@ -1,0 +1,90 @@
+"""The Verilog backend without a simulator: packing, ROM layout, ports, file set, determinism."""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
+import rtl_nets  # noqa: E402
+
+from hlsgen.api import compile_model  # noqa: E402
+from hlsgen.backends.dataflow import build_dataflow  # noqa: E402
+from hlsgen.backends.vectors import pack_beats  # noqa: E402
+from hlsgen.backends.verilog_values import hex_words, vector  # noqa: E402
+
+
+def test_hex_words_match_the_stream_packing() -> None:
+    rng = np.random.default_rng(0)
+    for bits in (3, 4, 6, 8, 13):
+        codes = rng.integers(-(1 << (bits - 1)), 1 << (bits - 1), (20, 7))
+        assert [int(w, 16) for w in hex_words(codes, bits)] == pack_beats(codes, bits)
+    assert vector("V", [-1, 2], 4).value == "2f" and vector("V", [-1, 2], 4).width == 8
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    model, folds = rtl_nets.grid_net()
+    return rtl_nets.compile_to(tmp_path_factory.mktemp("g"), model, hw={"layers": folds, "top": "my_net"})
+
+
+def test_top_ports_match_vitis_hls(grid: Path) -> None:
+    top = (grid / "rtl" / "my_net.sv").read_text()
+    header = top[top.index("module my_net ("):top.index(");")]
+    ports = re.findall(r"(input|output)\s+logic\s+(?:\[(\d+):0\]\s+)?(\w+)", header)
+    assert [(d, p) for d, _, p in ports] == [
+        ("input", "ap_clk"), ("input", "ap_rst_n"), ("input", "in_r_TDATA"), ("input", "in_r_TVALID"),
+        ("output", "in_r_TREADY"), ("output", "out_r_TDATA"), ("output", "out_r_TVALID"), ("input", "out_r_TREADY")]
+    widths = {p: int(w) + 1 for _, w, p in ports if w}
+    assert widths == {"in_r_TDATA": 40, "out_r_TDATA": 80}  # 5 x 8 bit, 10 x 8 bit, whole bytes
+
+
+def test_file_list_and_testbench(grid: Path) -> None:
+    files = (grid / "rtl" / "files.f").read_text().split()
+    assert files[-1] == "my_net.sv" and all((grid / "rtl" / f).exists() for f in files)
+    assert {"hg_window.sv", "hg_mvu.sv", "hg_pool.sv", "hg_fifo.sv", "hg_fork.sv"} <= set(files)
+    tb = grid / "tb"
+    assert (tb / "test_my_net.py").exists() and (tb / "hlsgen_tb" / "harness.py").exists()
+    assert "TOPLEVEL ?= my_net" in (tb / "Makefile").read_text()
+    for py in tb.rglob("*.py"):
+        assert not re.search(r"^\s*(import|from) hlsgen[\s.]", py.read_text(), re.M), py
+
+
+def test_rom_words_decode_to_the_layer_weights(grid: Path) -> None:
+    """Word (nf*KK + tap)*SF + sf, lane (pe, s) holds weight [nf*PE + pe, tap, sf*SIMD + s]."""
+    c = compile_model(grid.parent / "model.onnx", grid.parent / "config.yaml", grid.parent / "calib.npy")
+    df = build_dataflow(c.graph, c.config.hw)
+    lay = next(lay for lay in df.layers if lay.node == "conv_3_node")  # PE 4 of 6, SIMD 2 of 5
+    w = lay.arrays["weights"]
+    cout, kh, kw, cin = w.shape
+    pe, simd, bits = lay.pe, lay.simd, lay.params["weight_bits"]
+    nf, sf, kk = math.ceil(cout / pe), math.ceil(cin / simd), kh * kw
+    words = [int(x, 16) for x in (grid / "rtl" / f"my_net_{lay.name}_w.mem").read_text().split()]
+    assert len(words) == nf * kk * sf
+    for o in range(cout):
+        for tap in range(kk):
+            for i in range(cin):
+                word = words[((o // pe) * kk + tap) * sf + i // simd]
+                lane = (o % pe) * simd + i % simd
+                v = (word >> (lane * bits)) & ((1 << bits) - 1)
+                assert v - ((v >> (bits - 1)) << bits) == w[o, tap // kw, tap % kw, i]
+
+
+def test_output_is_deterministic(grid: Path, tmp_path: Path) -> None:
+    model, folds = rtl_nets.grid_net()
+    again = rtl_nets.compile_to(tmp_path, model, hw={"layers": folds, "top": "my_net"})
+    for sub in ("rtl", "tb"):
+        first = {p.relative_to(grid): p.read_bytes() for p in sorted((grid / sub).rglob("*")) if p.is_file()}
+        second = {p.relative_to(again): p.read_bytes() for p in sorted((again / sub).rglob("*")) if p.is_file()}
+        assert first == second
+
+
+def test_rtl_can_be_switched_off(tmp_path: Path) -> None:
+    model, _ = rtl_nets.grid_net()
+    out = rtl_nets.compile_to(tmp_path, model, hw={"rtl": {"enabled": False}})
+    assert not (out / "rtl").exists() and not (out / "tb").exists() and (out / "vectors").exists()
