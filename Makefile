@@ -20,8 +20,10 @@ demo: $(STAMP)
 	    -c examples/resnet_cifar/config.yaml -o build/resnet_cifar
 	$(BIN)/hlsgen run examples/resnet_cifar/model.onnx --calib examples/resnet_cifar/calib.npy \
 	    -c examples/resnet_cifar/config.yaml --input examples/resnet_cifar/sample.npy \
-	    --output build/resnet_cifar/sample_out.npy
-	@echo "report: build/resnet_cifar/report.md"
+	    --output build/resnet_cifar_sample_out.npy
+	$(BIN)/hlsgen csim build/resnet_cifar
+	$(BIN)/hlsgen rtlsim build/resnet_cifar
+	@echo "report: build/resnet_cifar/report.md; HLS C++: build/resnet_cifar/hls/; Verilog: build/resnet_cifar/rtl/"
 
 test: $(STAMP)
 	$(BIN)/ruff check hlsgen tests examples benchmarks
