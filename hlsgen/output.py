@@ -15,13 +15,18 @@ import numpy as np
 from hlsgen.api import Compilation
 from hlsgen.backends import hardware_enabled, write_backends
 from hlsgen.backends.dataflow import build_dataflow
+from hlsgen.errors import HlsgenError
 from hlsgen.ir import format_graph
 from hlsgen.report import build_report, render_markdown
 
 
 def write_folder_atomically(out_dir: str | Path, fill: Callable[[Path], None]) -> Path:
-    """Build the folder in a temporary sibling, then swap it in place of `out_dir`."""
+    """Build the folder in a temporary sibling, then swap it in place of `out_dir`. An existing
+    folder is replaced only when it is empty or an earlier hlsgen output (it has a report.json)."""
     out = Path(out_dir).resolve()
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "report.json").is_file())):
+        raise HlsgenError(f"{out}: exists and is not an hlsgen output folder; refusing to replace it "
+                          "(choose another -o or remove it)")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:

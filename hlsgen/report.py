@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from hlsgen.api import Compilation, float_reference, run_golden
+from hlsgen.api import Compilation, float_reference, host_tail_nodes, run_golden
 from hlsgen.backends.dataflow import Dataflow
 from hlsgen.ir import Graph, Node
 
@@ -15,7 +15,7 @@ HOST_BOUNDARY_OPS = ("QuantizeInput", "DequantizeOutput")
 
 def build_report(c: Compilation, df: Dataflow | None = None) -> dict[str, Any]:
     g = c.graph
-    tail = [n for n in g.nodes if n.name in _tail_names(g)]
+    tail = [n for n in g.nodes if n.name in host_tail_nodes(g)]
     layers = [layer_row(g, n) for n in g.nodes if n.op not in HOST_BOUNDARY_OPS and n not in tail]
     return {
         "model": {"name": g.name, "source": g.meta.get("source"), "format": g.meta.get("format"),
@@ -48,16 +48,6 @@ def hardware_summary(df: Dataflow, rows: list[dict[str, Any]]) -> dict[str, Any]
             "multipliers": multipliers, "mac_bound_cycles": -(-macs // multipliers) if multipliers else 0,
             "input_beats_per_frame": df.input.pixels,
             "fifo_depths": {f"{s}->{lay}": d for (s, lay), d in sorted(df.fifo_depth.items())}}
-
-
-def _tail_names(g: Graph) -> set[str]:
-    after = {n.outputs[0] for n in g.nodes if n.op == "DequantizeOutput"}
-    names: set[str] = set()
-    for n in g.nodes:
-        if any(i in after for i in n.inputs):
-            names.add(n.name)
-            after.update(n.outputs)
-    return names
 
 
 def layer_row(g: Graph, n: Node) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from hlsgen.api import host_tail_nodes
 from hlsgen.backends.names import Namer
 from hlsgen.config_hw import HwConfig
 from hlsgen.errors import HlsgenError
@@ -99,16 +100,18 @@ def _build(graph: Graph, hw: HwConfig, target: int | None) -> Dataflow:
     from hlsgen.backends.dataflow_layers import lower_node
 
     namer = Namer()
+    tail = host_tail_nodes(graph)
     quant_in = next(n for n in graph.nodes if n.op == "QuantizeInput")
     streams: dict[str, Stream] = {}
-    alias: dict[str, str] = {}
     first = input_stream(graph, quant_in.outputs[0], namer)
     streams[first.tensor] = first
     layers: list[Layer] = []
     for n in graph.nodes:
-        if n.op in ("QuantizeInput", "DequantizeOutput") or n.op not in _HARDWARE:
+        if n.op in ("QuantizeInput", "DequantizeOutput") or n.name in tail:
             continue
-        ins = [streams[alias.get(i, i)] for i in n.inputs if not graph.is_const(i)]
+        if n.op not in _HARDWARE:
+            raise HlsgenError(f"node {n.name} ({n.op}): no hardware unit for this op")
+        ins = [streams[i] for i in n.inputs if not graph.is_const(i)]
         if n.op in LAYOUT_OPS:
             streams[n.outputs[0]] = relayout(graph, n, ins[0])
             continue

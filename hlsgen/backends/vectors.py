@@ -78,3 +78,44 @@ def write_vectors(folder: Path, df: Dataflow, values: dict[str, np.ndarray], fra
 
 def read_hex(path: Path) -> list[int]:
     return [int(line, 16) for line in path.read_text().split()]
+
+
+def check_vectors(folder: Path) -> dict[str, Any]:
+    """meta.json and every .hex file it names, checked before a simulation uses them: the right
+    number of lines, each with beat_bits/4 hex digits. Returns meta; HlsgenError names the file."""
+    from hlsgen.errors import HlsgenError
+
+    meta_path = folder / "meta.json"
+    try:
+        meta = json.loads(meta_path.read_text())
+        streams = [(folder / "input.hex", meta["input"])]
+        streams += [(folder / o["file"], o) for o in meta["outputs"]]
+        streams += [(folder / lay["file"], lay) for lay in meta["layers"]]
+        frames = int(meta["frames"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise HlsgenError(f"{meta_path}: not a test-vector description written by hlsgen compile ({e})") from None
+    for path, s in streams:
+        _check_hex(path, frames * int(s["beats_per_frame"]), int(s["beat_bits"]) // 4)
+    return meta
+
+
+def _check_hex(path: Path, lines: int, digits: int) -> None:
+    from hlsgen.errors import HlsgenError
+
+    try:
+        words = path.read_text().split()
+    except OSError as e:
+        raise HlsgenError(f"{path}: cannot read test vectors ({e.strerror})") from None
+    if len(words) != lines:
+        raise HlsgenError(f"{path}: {len(words)} beats, expected {lines}")
+    bad = next((i for i, w in enumerate(words) if len(w) != digits or not _is_hex(w)), None)
+    if bad is not None:
+        raise HlsgenError(f"{path}: line {bad + 1} is not a {digits}-digit hex beat: {words[bad][:40]!r}")
+
+
+def _is_hex(word: str) -> bool:
+    try:
+        int(word, 16)
+    except ValueError:
+        return False
+    return True

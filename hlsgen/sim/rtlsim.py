@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from hlsgen.backends.vectors import check_vectors
 from hlsgen.errors import HlsgenError
 from hlsgen.sim.report import print_summary
 from hlsgen.sim.tools import log, outside_pytest, simulator_env
@@ -49,11 +50,14 @@ def run_rtlsim(out_dir: str | Path, sim: str = "verilator", frames: int | None =
 
 
 def _design(out: Path) -> tuple[str, list[Path]]:
+    if not out.is_dir():
+        raise HlsgenError(f"{out}: no such folder (give the -o folder of `hlsgen compile`)")
     files_f = out / "rtl" / "files.f"
     for need in (files_f, out / "vectors" / "meta.json", out / "tb" / "hlsgen_tb"):
         if not need.exists():
             raise HlsgenError(f"{out}: no {need.relative_to(out)}; run `hlsgen compile` with hw.rtl.enabled "
                               "(the default) first")
+    check_vectors(out / "vectors")
     sources = [out / "rtl" / name for name in files_f.read_text().split()]
     return sources[-1].stem, sources
 
@@ -133,8 +137,8 @@ def _run_tests(sim: str, top: str, build_dir: Path, run_dir: Path, plusargs: lis
                              build_dir=str(build_dir), test_dir=str(run_dir), plusargs=plusargs, waves=waves,
                              timescale=TIMESCALE, results_xml=str(run_dir / "results.xml"),
                              log_file=str(run_dir / "sim.log"))
-    except SystemExit as e:  # the simulator itself failed; result.json tells what it got to
-        log.error("simulator exited with %s; see %s", e.code, run_dir / "sim.log")
+    except (SystemExit, RuntimeError) as e:  # the simulator itself failed; result.json tells what it got to
+        log.error("simulator failed (%s); see %s", e, run_dir / "sim.log")
 
 
 def _wave_path(sim: str, run_dir: Path, build_dir: Path, top: str) -> Path:

@@ -99,3 +99,29 @@ def test_inspect_lists_layers_and_tail(tmp_path: Path) -> None:
     r = _cli("inspect", str(path))
     assert r.returncode == 0, r.stderr
     assert "residual add + relu" in r.stdout and "Softmax" in r.stdout
+
+
+def test_compile_refuses_to_replace_a_foreign_folder(mlp_model: tuple[Path, Path], tmp_path: Path) -> None:
+    out = tmp_path / "project"
+    out.mkdir()
+    (out / "keep.txt").write_text("not hlsgen's")
+    r = _cli("compile", str(mlp_model[0]), "--calib", str(mlp_model[1]), "-o", str(out))
+    assert r.returncode == 2 and "not an hlsgen output folder" in r.stderr
+    assert (out / "keep.txt").read_text() == "not hlsgen's"
+
+
+@pytest.mark.parametrize("damage", ["bad_hex", "short", "bad_json"])
+def test_simulators_refuse_damaged_vectors(mlp_model: tuple[Path, Path], tmp_path: Path, damage: str) -> None:
+    out = tmp_path / "o"
+    assert main(["compile", str(mlp_model[0]), "--calib", str(mlp_model[1]), "-o", str(out)]) == 0
+    vec = out / "vectors"
+    if damage == "bad_hex":
+        lines = (vec / "input.hex").read_text().splitlines()
+        (vec / "input.hex").write_text("\n".join(["z" * len(lines[0])] + lines[1:]) + "\n")
+    elif damage == "short":
+        (vec / "output.hex").write_text("\n".join((vec / "output.hex").read_text().splitlines()[:-1]) + "\n")
+    else:
+        (vec / "meta.json").write_text("{bad json")
+    r = _cli("rtlsim", str(out))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "vectors" in r.stderr
