@@ -10,6 +10,7 @@ the run is repeated with an FST waveform unless one was asked for already.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -80,10 +81,18 @@ def build_key(sources: list[Path], top: str, sim: str, waves: bool) -> str:
 
 
 def build(sources: list[Path], top: str, sim: str, waves: bool) -> tuple[Path, float, bool]:
-    """Build (or reuse) the simulation model; returns (build dir, seconds, reused)."""
+    """Build (or reuse) the simulation model; returns (build dir, seconds, reused). A file lock
+    keeps two runs of the same design from building into one cache folder at once."""
+    build_dir = cache_root() / build_key(sources, top, sim, waves)
+    build_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(build_dir.with_suffix(".lock"), "w") as lock:  # one builder per design at a time
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_locked(sources, top, sim, waves, build_dir)
+
+
+def _build_locked(sources: list[Path], top: str, sim: str, waves: bool, build_dir: Path) -> tuple[Path, float, bool]:
     from cocotb_tools.runner import get_runner
 
-    build_dir = cache_root() / build_key(sources, top, sim, waves)
     stamp = build_dir / "hlsgen.ok"
     if stamp.exists():
         return build_dir, 0.0, True
