@@ -88,15 +88,20 @@ def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
     words = _rom_words(layer, x, pe, simd, nf, kk)
     mem = f"{top}_{layer.name}_w.mem"
     window = _window(x, geo, nf, pad_word(int(p.get("pad_value") or 0), x.channels, x.bits))
+    group = int(p.get("group", 1)) if layer.kind == "conv" else 1
     params = [Param("CIN", x.channels), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("COUT", cout),
               Param("PE", pe), Param("SIMD", simd), Param("NF", nf), Param("KK", kk), flag("DEPTHWISE", dw),
+              Param("GROUP", group),
               Param("WB", int(p["weight_bits"])), Param("ACCB", int(p.get("acc_bits") or 32)),
               Param("MEM_FILE", mem), *_mvu_epilogue(layer, df, nf * pe)]
     return Unit(layer.name, "hg_mvu", window, x.channels * x.bits, tuple(params), mem, tuple(words))
 
 
 def _rom_words(layer: Layer, x: Stream, pe: int, simd: int, nf: int, kk: int) -> list[str]:
-    """ROM word (nf*KK + tap)*SF + sf holds the weights of lanes (pe, s) of that step."""
+    """ROM word (nf*KK + tap)*SF + sf holds the weights of lanes (pe, s) of that step.
+
+    Conv weights are [O, Kh, Kw, Cin/group]: a grouped conv steps through its own group's channels only.
+    """
     w = np.asarray(layer.arrays["weights"], dtype=np.int64)
     cout = w.shape[0]
     bits = int(layer.params["weight_bits"])
@@ -104,25 +109,13 @@ def _rom_words(layer: Layer, x: Stream, pe: int, simd: int, nf: int, kk: int) ->
     full[:cout] = w
     if layer.kind == "dwconv":
         return hex_words(full.reshape(nf, pe, kk).transpose(0, 2, 1).reshape(nf * kk, pe), bits)
-    cin = x.channels
-    if layer.kind == "conv" and int(layer.params.get("group", 1)) > 1:
-        full = _dense_groups(full, cin, int(layer.params["group"]), cout)
+    cin = x.channels // int(layer.params.get("group", 1)) if layer.kind == "conv" else x.channels
     full = full.reshape(nf * pe, kk, cin)
     sf = math.ceil(cin / simd)
     wide = np.zeros((nf * pe, kk, sf * simd), dtype=np.int64)
     wide[:, :, :cin] = full
     rows = wide.reshape(nf, pe, kk, sf, simd).transpose(0, 2, 3, 1, 4).reshape(nf * kk * sf, pe * simd)
     return hex_words(rows, bits)
-
-
-def _dense_groups(w: np.ndarray, cin: int, group: int, cout: int) -> np.ndarray:
-    """Grouped weights [O, Kh, Kw, Cin/g] as dense [O, Kh, Kw, Cin] with zeros outside each group."""
-    cg, og = cin // group, cout // group
-    dense = np.zeros(w.shape[:3] + (cin,), dtype=np.int64)
-    for o in range(cout):
-        g = o // og
-        dense[o, :, :, g * cg:(g + 1) * cg] = w[o]
-    return dense
 
 
 def _mvu_epilogue(layer: Layer, df: Dataflow, lanes: int) -> list[Param]:

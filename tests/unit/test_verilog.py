@@ -57,14 +57,32 @@ def test_file_list_and_testbench(grid: Path) -> None:
 
 def test_rom_words_decode_to_the_layer_weights(grid: Path) -> None:
     """Word (nf*KK + tap)*SF + sf, lane (pe, s) holds weight [nf*PE + pe, tap, sf*SIMD + s]."""
-    c = compile_model(grid.parent / "model.onnx", grid.parent / "config.yaml", grid.parent / "calib.npy")
+    _check_rom(grid, "conv_3_node", "my_net")  # PE 4 of 6, SIMD 2 of 5
+
+
+def test_grouped_conv_rom_holds_only_its_group_channels(tmp_path: Path) -> None:
+    """Grouped conv: weights [Cout, Kh, Kw, Cin/group], SF = ceil(Cin/group / SIMD); GROUP reaches hg_mvu."""
+    model, folds = rtl_nets.grouped_net()
+    out = rtl_nets.compile_to(tmp_path, model, hw={"layers": folds, "top": "my_net"})
+    top = (out / "rtl" / "my_net.sv").read_text()
+    assert top.count(".GROUP(2)") == 2 and top.count(".GROUP(4)") == 1
+    # group 2 (PE 4, SIMD 2 of 4), group 4 (PE 5 of 12, SIMD 2), group 2 (PE 3, SIMD 4 of 6)
+    for node, group in zip(folds, (2, 4, 2), strict=True):
+        _check_rom(out, node, "my_net", group)
+
+
+def _check_rom(out: Path, node: str, top: str, group: int = 1) -> None:
+    c = compile_model(out.parent / "model.onnx", out.parent / "config.yaml", out.parent / "calib.npy")
     df = build_dataflow(c.graph, c.config.hw)
-    lay = next(lay for lay in df.layers if lay.node == "conv_3_node")  # PE 4 of 6, SIMD 2 of 5
+    lay = next(lay for lay in df.layers if lay.node == node)
+    assert lay.params["group"] == group
     w = lay.arrays["weights"]
+    grid = out
     cout, kh, kw, cin = w.shape
     pe, simd, bits = lay.pe, lay.simd, lay.params["weight_bits"]
     nf, sf, kk = math.ceil(cout / pe), math.ceil(cin / simd), kh * kw
-    words = [int(x, 16) for x in (grid / "rtl" / f"my_net_{lay.name}_w.mem").read_text().split()]
+    assert cin * group == df.streams[lay.inputs[0]].channels
+    words = [int(x, 16) for x in (grid / "rtl" / f"{top}_{lay.name}_w.mem").read_text().split()]
     assert len(words) == nf * kk * sf
     for o in range(cout):
         for tap in range(kk):

@@ -1,9 +1,11 @@
 // hg_mvu: matrix-vector unit with its requant epilogue, for conv, depthwise conv and dense layers.
 // Input: window taps from hg_window (one input pixel of CIN channels per beat), KK taps per output
-// pixel repeated NF = ceil(COUT/PE) times. Per tap it spends SF = ceil(CIN/SIMD) cycles (1 when
+// pixel repeated NF = ceil(COUT/PE) times. Per tap it spends SF = ceil(CIN/GROUP/SIMD) cycles (1 when
 // DEPTHWISE), each cycle one PE x SIMD multiply step with weights from a ROM ($readmemh MEM_FILE,
 // word (nf*KK + tap)*SF + sf holds lane (pe, s) at bits [(pe*SIMD + s)*WB +: WB]). So an output pixel
 // takes NF*KK*SF cycles, back to back. Depthwise: lane pe reads channel nf*PE + pe of the tap.
+// Grouped conv (GROUP > 1): lane (pe, s) of output channel o = nf*PE + pe reads input channel
+// g*CIN/GROUP + sf*SIMD + s of its own group g = o / (COUT/GROUP).
 // Accumulators start at the bias; when an NF group completes, PE requant lanes (hg_requant) apply
 // mult/mult_neg/skip/shift/clamp and a collector assembles the COUT channels of one output beat.
 // A residual skip stream (HAS_SKIP) supplies one pixel per output pixel to the epilogue.
@@ -12,7 +14,7 @@
 module hg_mvu #(
     parameter int CIN = 3, parameter int IB = 8, parameter bit IN_SIGNED = 1'b1,
     parameter int COUT = 4, parameter int PE = 2, parameter int SIMD = 3, parameter int NF = 2,
-    parameter int KK = 9, parameter bit DEPTHWISE = 1'b0,
+    parameter int KK = 9, parameter bit DEPTHWISE = 1'b0, parameter int GROUP = 1,
     parameter int WB = 8, parameter int ACCB = 20,
     parameter MEM_FILE = "",
     parameter int OB = 8, parameter int MB = 16, parameter int SHB = 6, parameter int MAX_SHIFT = 40,
@@ -38,7 +40,8 @@ module hg_mvu #(
     output logic                out_valid,
     input  logic                out_ready
 );
-    localparam int SF = DEPTHWISE ? 1 : (CIN + SIMD - 1) / SIMD;
+    localparam int CING = CIN / GROUP, COUTG = COUT / GROUP;  // channels per group
+    localparam int SF = DEPTHWISE ? 1 : (CING + SIMD - 1) / SIMD;
     localparam int XB = IB + 1;                  // operands as signed, unsigned codes widened
     localparam int PB = XB + WB;                 // one product
     localparam int SB = PB + $clog2(SIMD + 1);   // sum over SIMD lanes
@@ -71,13 +74,16 @@ module hg_mvu #(
     assign in_ready = en && sf == LSF[SFB-1:0];
     assign skip_ready = HAS_SKIP && en && v3 && nf3 == LNF[NB-1:0];
 
-    // stage 0: operand selection (conv: SIMD slice sf of the tap for every PE; depthwise: channel nf*PE+pe)
-    int csel;
+    // stage 0: operand selection (conv: SIMD slice sf of the tap, within the group of the lane's output
+    // channel och = nf*PE+pe; depthwise: channel och)
+    int csel, och, cg;
     always_comb begin
         for (int i = 0; i < PE * SIMD; i++) begin
-            csel = DEPTHWISE ? {{(32 - NB){1'b0}}, nf} * PE + i / SIMD : {{(32 - SFB){1'b0}}, sf} * SIMD + i % SIMD;
+            och = {{(32 - NB){1'b0}}, nf} * PE + i / SIMD;
+            cg = {{(32 - SFB){1'b0}}, sf} * SIMD + i % SIMD;
+            csel = DEPTHWISE ? och : (GROUP > 1 ? (och / COUTG) * CING + cg : cg);
             x0[i] = '0;
-            if (csel < CIN && (!DEPTHWISE || i % SIMD == 0))
+            if (DEPTHWISE ? (csel < CIN && i % SIMD == 0) : (cg < CING && (GROUP == 1 || och < COUT)))
                 x0[i] = {(IN_SIGNED ? in_data[csel * IB + IB - 1] : 1'b0), in_data[csel * IB +: IB]};
         end
     end
