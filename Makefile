@@ -35,6 +35,8 @@ test-all: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/golden_throughput.py
+	$(BIN)/python benchmarks/ort_agreement.py
+	$(BIN)/python benchmarks/rtl_cycles.py
 
 clean:
 	rm -rf $(VENV) build

@@ -33,7 +33,7 @@ TIMESCALE = ("1ns", "1ps")
 def run_rtlsim(out_dir: str | Path, sim: str = "verilator", frames: int | None = None, waves: bool = False,
                seed: int = 1) -> int:
     out = Path(out_dir).resolve()
-    top, sources = _design(out)
+    top, sources = design(out)
     if frames is not None and frames < 1:
         raise HlsgenError(f"--frames must be at least 1, got {frames}")
     simulator_env(sim)
@@ -50,7 +50,8 @@ def run_rtlsim(out_dir: str | Path, sim: str = "verilator", frames: int | None =
     return 0 if ok else 1
 
 
-def _design(out: Path) -> tuple[str, list[Path]]:
+def design(out: Path) -> tuple[str, list[Path]]:
+    """(top module, Verilog sources) of a compiled folder, after checking its test vectors."""
     if not out.is_dir():
         raise HlsgenError(f"{out}: no such folder (give the -o folder of `hlsgen compile`)")
     files_f = out / "rtl" / "files.f"
