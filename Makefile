@@ -31,6 +31,8 @@ test: $(STAMP)
 	$(BIN)/pytest -q
 
 test-all: $(STAMP)
+	@# the heavy cases include Icarus Verilog runs (Debian's iverilog 11)
+	command -v iverilog >/dev/null || (apt-get update -qq && apt-get install -y -qq iverilog) || true
 	$(BIN)/pytest -q -m ''
 
 bench: $(STAMP)
