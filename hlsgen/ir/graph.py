@@ -9,7 +9,7 @@ Diagnostics a pass wants to report (floored BN channels, host-side ops, ...) rid
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -153,9 +153,6 @@ class Graph:
         g = replace(self, nodes=_toposort(nodes), tensors=tensors, outputs=outputs,
                     notes=self.notes + edit.notes)
         return g.prune()
-
-    def with_notes(self, notes: Iterable[Note]) -> Graph:
-        return replace(self, notes=self.notes + tuple(notes))
 
     def with_tensor(self, tensor: Tensor) -> Graph:
         return replace(self, tensors={**self.tensors, tensor.name: tensor})

@@ -92,9 +92,6 @@ class QType:
         shape[self.axis] = -1
         return self.scale.reshape(shape), self.zero_point.reshape(shape)
 
-    def with_scale(self, scale: np.ndarray) -> QType:
-        return QType(self.int, scale, self.zero_point, self.axis)
-
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, QType)
