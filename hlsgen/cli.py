@@ -14,6 +14,7 @@ from pathlib import Path
 from hlsgen.errors import HlsgenError
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,24 +53,34 @@ def _model_args(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from hlsgen.outdir import terminate_as_interrupt
+
     args = build_parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        with terminate_as_interrupt():
+            return COMMANDS[args.command](args)
     except HlsgenError as e:
         if args.debug:
             raise
         print(f"hlsgen: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("hlsgen: interrupted; nothing half-written was left behind", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from hlsgen.api import compile_model
+    from hlsgen.identifiers import shown
     from hlsgen.output import write_compilation
 
     c = compile_model(args.model, args.config, args.calib)
-    out, report = write_compilation(c, args.out)
+    inputs = [p for p in (args.model, args.config, args.calib) if p is not None]
+    out, report = write_compilation(c, args.out, inputs)
     t, e = report["totals"], report["errors"]
-    print(f"compiled {report['model']['name']}: {t['layers']} layers, {t['macs']:,} MACs/image -> {out}")
+    print(f"compiled {shown(report['model']['name'])}: {t['layers']} layers, {t['macs']:,} MACs/image -> {out}")
     if report["bn_floored"]:
         print(f"warning: {len(report['bn_floored'])} BatchNorm channel(s) floored (see report.md)",
               file=sys.stderr)

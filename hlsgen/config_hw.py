@@ -18,10 +18,12 @@ from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from hlsgen.identifiers import identifier_problem
 from hlsgen.schema import Where, as_mapping, check_int, check_keys, get_bool, get_enum, get_float, get_int, get_str
 
 AP_CTRL = ("none", "hs")
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+# Xilinx part names: xc7z020clg400-1, xczu7ev-ffvc1156-2-e, xcvu9p-flga2104-2l-e
+_PART = re.compile(r"[A-Za-z][A-Za-z0-9]{2,39}(-[A-Za-z0-9]{1,12}){0,4}\Z")
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,9 @@ def parse_hw(section: Any, where: Where) -> HwConfig:
     check_keys(m, HwConfig.__dataclass_fields__, where)
     d = HwConfig()
     top = get_str(m, "top", where, d.top)
-    if not _IDENT.match(top):
-        raise where.error(f"{where.key('top')} must be a C/Verilog identifier, got {top!r}")
+    problem = identifier_problem(top)
+    if problem:
+        raise where.error(f"{where.key('top')} {top!r} {problem}")
     return HwConfig(
         top=top,
         pe=get_int(m, "pe", where, d.pe, 0, 4096),
@@ -90,10 +93,17 @@ def _parse_hls(section: Any, where: Where) -> HlsConfig:
     d = HlsConfig()
     return HlsConfig(
         enabled=get_bool(m, "enabled", where, d.enabled),
-        part=get_str(m, "part", where, d.part),
-        clock_ns=get_float(m, "clock_ns", where, d.clock_ns, "a number > 0", lambda x: x > 0),
+        part=_part(get_str(m, "part", where, d.part), where),
+        clock_ns=get_float(m, "clock_ns", where, d.clock_ns, "a finite number > 0", lambda x: 0 < x < 1e6),
         ap_ctrl=get_enum(m, "ap_ctrl", where, AP_CTRL, d.ap_ctrl),
     )
+
+
+def _part(part: str, where: Where) -> str:
+    """The part goes into run_hls.tcl and hls_config.cfg: only a plain part name is accepted."""
+    if not _PART.match(part):
+        raise where.error(f"{where.key('part')} {part!r} is not a Xilinx part name such as xc7z020clg400-1")
+    return part
 
 
 def _parse_layers(section: Any, where: Where) -> Mapping[str, Parallelism]:

@@ -8,6 +8,7 @@ import numpy as np
 
 from hlsgen.api import Compilation, float_reference, host_tail_nodes, run_golden
 from hlsgen.backends.dataflow import Dataflow
+from hlsgen.identifiers import shown
 from hlsgen.ir import Graph, Node
 
 HOST_BOUNDARY_OPS = ("QuantizeInput", "DequantizeOutput")
@@ -124,21 +125,21 @@ def _relative(ref: np.ndarray, other: np.ndarray) -> float:
 # ---- Markdown ------------------------------------------------------------------------------------
 def render_markdown(r: dict[str, Any]) -> str:
     m, e = r["model"], r["errors"]
-    lines = [f"# hlsgen report: {m['name']}", "",
-             f"Source `{m['source']}` ({m['format']}), input `{m['input']['name']}` {m['input']['shape']}.",
+    lines = [f"# hlsgen report: {_md(m['name'])}", "",
+             f"Source `{_md(m['source'])}` ({m['format']}), input `{_md(m['input']['name'])}` {m['input']['shape']}.",
              f"{r['totals']['layers']} hardware layers, {r['totals']['macs']:,} MACs per image, "
              f"{r['totals']['weight_bits'] // 8:,} bytes of weights.", "",
              "| layer | op | epilogue | in | out | MACs | w bits | act in → out | acc bits |",
              "|---|---|---|---|---|---:|---:|---|---:|"]
     for row in r["layers"]:
-        lines.append(f"| {row['name']} | {row['op']} | {row['epilogue']} | {_shapes(row['inputs'])} | "
+        lines.append(f"| {_md(row['name'])} | {row['op']} | {row['epilogue']} | {_shapes(row['inputs'])} | "
                      f"{_shapes([row['output']])} | {row['macs']:,} | {row['weight_bits'] or ''} | "
                      f"{_act(row['act_in'])} → {_act(row['act_out'])} | {row['acc_bits'] or ''} |")
     lines += ["", "## Host side", "",
               "Input quantization (float → codes) and output dequantization run on the host."]
-    lines += [f"- tail op `{t['name']}` ({t['op']}) runs on the host in float" for t in r["host_tail"]]
+    lines += [f"- tail op `{_md(t['name'])}` ({t['op']}) runs on the host in float" for t in r["host_tail"]]
     lines += ["", "## BatchNorm variance floor", ""]
-    lines += [f"- `{f['node']}` channel {f['channel']}: variance {f['variance']:.3g} raised to {f['floor']:g}"
+    lines += [f"- `{_md(f['node'])}` channel {f['channel']}: variance {f['variance']:.3g} raised to {f['floor']:g}"
               for f in r["bn_floored"]] or ["No channel was floored."]
     lines += ["", "## Measured error", "", f"On {e['sample']}:",
               "- fold error (float model vs folded/fused float graph, max relative): "
@@ -150,14 +151,20 @@ def render_markdown(r: dict[str, Any]) -> str:
     hw = r.get("hardware")
     if hw:
         lines += ["", "## Hardware (cycle model)", "",
-                  f"Steady state {hw['cycles_per_frame']:,} cycles per frame (slowest layer `{hw['bottleneck']}`); "
+                  f"Steady state {hw['cycles_per_frame']:,} cycles per frame "
+                  f"(slowest layer `{_md(hw['bottleneck'])}`); "
                   f"{hw['multipliers']} multipliers would need {hw['mac_bound_cycles']:,} cycles at 100% use.", "",
                   "| layer | PE | SIMD | cycles | MAC bound |", "|---|---:|---:|---:|---:|"]
-        lines += [f"| {row['name']} | {row['pe']} | {row['simd']} | {row['cycles']:,} | "
+        lines += [f"| {_md(row['name'])} | {row['pe']} | {row['simd']} | {row['cycles']:,} | "
                   f"{row['mac_bound_cycles'] or ''} |" for row in r["layers"] if "cycles" in row]
     if r["notes"]:
-        lines += ["", "## Notes", ""] + [f"- [{n['kind']}] `{n['node']}`: {n['message']}" for n in r["notes"]]
+        lines += ["", "## Notes", ""] + [f"- [{n['kind']}] `{_md(n['node'])}`: {_md(n['message'])}" for n in r["notes"]]
     return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    """A name or message inside a Markdown table or code span: one line, no `|` or backtick."""
+    return shown(text).replace("|", "\\|").replace("`", "'")
 
 
 def _shapes(shapes: list[list[int]]) -> str:

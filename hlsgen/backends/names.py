@@ -4,16 +4,7 @@ from __future__ import annotations
 
 import re
 
-_KEYWORDS = frozenset(
-    "alignas alignof always and asm assign auto begin bool break case catch char class const constexpr "
-    "continue default delete do double else end endcase endfunction endgenerate endmodule endtask enum "
-    "explicit export extern false float for friend function generate genvar goto if initial inline inout "
-    "input int integer localparam logic long module mutable namespace negedge new not operator or output "
-    "parameter posedge private protected public reg register return short signed sizeof static struct "
-    "switch task template this throw true try typedef typename union unsigned using virtual void volatile "
-    "while wire xor "
-    .split()
-)
+from hlsgen.identifiers import RESERVED, RESERVED_PREFIXES
 
 
 class Namer:
@@ -42,6 +33,6 @@ def sanitize(name: str) -> str:
     ident = re.sub(r"__+", "_", ident)
     if ident[0].isdigit():
         ident = "t_" + ident
-    if ident in _KEYWORDS or ident.lower().startswith(("ap_", "hls_")):
+    if ident in RESERVED or ident.lower() in RESERVED or ident.lower().startswith(RESERVED_PREFIXES):
         ident = "u_" + ident
     return ident[:60]

@@ -11,23 +11,24 @@ from typing import Any
 
 import numpy as np
 
+from hlsgen.identifiers import shown
 from hlsgen.ir.graph import Graph, Tensor
 
 
 def format_graph(graph: Graph) -> str:
-    lines = [f"graph {graph.name}"]
+    lines = [f"graph {shown(graph.name)}"]
     lines += [f"  meta {k} = {_value(v)}" for k, v in sorted(graph.meta.items()) if k != "calibration"]
     lines += [f"input  {_tensor_sig(graph.tensor(t))}" for t in graph.inputs]
     lines += [f"output {_tensor_sig(graph.tensor(t))}" for t in graph.outputs]
     for n in graph.nodes:
         outs = ", ".join(_tensor_sig(graph.tensor(o)) for o in n.outputs)
-        ins = ", ".join(("@" if graph.is_const(i) else "%") + i for i in n.inputs)
+        ins = ", ".join(("@" if graph.is_const(i) else "%") + shown(i) for i in n.inputs)
         attrs = ", ".join(f"{k}={_value(v)}" for k, v in n.attrs.items())
-        lines.append(f"{n.name}: {outs} = {n.op}({ins})" + (f" {{{attrs}}}" if attrs else ""))
+        lines.append(f"{shown(n.name)}: {outs} = {n.op}({ins})" + (f" {{{attrs}}}" if attrs else ""))
     for t in sorted((t for t in graph.tensors.values() if t.is_const), key=lambda t: t.name):
         lines.append(f"const {_tensor_sig(t)} {_digest(t)}")
     for note in graph.notes:
-        lines.append(f"note [{note.kind}] {note.node}: {note.message}")
+        lines.append(f"note [{note.kind}] {shown(note.node)}: {shown(note.message)}")
     return "\n".join(lines) + "\n"
 
 
@@ -35,7 +36,7 @@ def _tensor_sig(t: Tensor) -> str:
     shape = "x".join(str(d) for d in t.shape)
     kind = "int" if t.integer else "real"
     q = f" {t.qtype!r}" if t.qtype is not None else ""
-    return f"{t.name}[{shape}] {kind}{q}"
+    return f"{shown(t.name)}[{shape}] {kind}{q}"
 
 
 def _digest(t: Tensor) -> str:

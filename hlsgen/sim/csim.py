@@ -24,6 +24,7 @@ from typing import Any
 
 from hlsgen.backends.vectors import read_hex, unpack_beats
 from hlsgen.errors import HlsgenError
+from hlsgen.outdir import require_hlsgen_output
 from hlsgen.sim.csim_build import Builder, Log
 
 # what the hls::stream C-sim models print on a read of an empty stream or data left behind
@@ -109,8 +110,7 @@ def run_csim(out_dir: str | Path, layers: bool = False) -> int:
 
 
 def _check_folder(out: Path) -> tuple[Path, Path]:
-    if not out.is_dir():
-        raise HlsgenError(f"{out}: no such folder (write one with `hlsgen compile ... -o {out}`)")
+    require_hlsgen_output(out, f"write one with `hlsgen compile ... -o {out}`")
     hls, vectors = out / "hls", out / "vectors"
     if not (hls / "src" / "top.cpp").is_file() or not (hls / "tb" / "tb_main.cpp").is_file():
         raise HlsgenError(f"{out}: no HLS project in {hls} (was it compiled with hw.hls.enabled: false?)")

@@ -24,6 +24,7 @@ from typing import Any
 
 from hlsgen.backends.vectors import check_vectors
 from hlsgen.errors import HlsgenError
+from hlsgen.outdir import require_hlsgen_output
 from hlsgen.sim.report import print_summary
 from hlsgen.sim.tools import log, outside_pytest, simulator_env
 
@@ -52,8 +53,7 @@ def run_rtlsim(out_dir: str | Path, sim: str = "verilator", frames: int | None =
 
 def design(out: Path) -> tuple[str, list[Path]]:
     """(top module, Verilog sources) of a compiled folder, after checking its test vectors."""
-    if not out.is_dir():
-        raise HlsgenError(f"{out}: no such folder (give the -o folder of `hlsgen compile`)")
+    require_hlsgen_output(out, "give the -o folder of `hlsgen compile`")
     files_f = out / "rtl" / "files.f"
     for need in (files_f, out / "vectors" / "meta.json", out / "tb" / "hlsgen_tb"):
         if not need.exists():

@@ -106,7 +106,7 @@ def test_compile_refuses_to_replace_a_foreign_folder(mlp_model: tuple[Path, Path
     out.mkdir()
     (out / "keep.txt").write_text("not hlsgen's")
     r = _cli("compile", str(mlp_model[0]), "--calib", str(mlp_model[1]), "-o", str(out))
-    assert r.returncode == 2 and "not an hlsgen output folder" in r.stderr
+    assert r.returncode == 2 and "was not written by `hlsgen compile`" in r.stderr
     assert (out / "keep.txt").read_text() == "not hlsgen's"
 
 
@@ -125,3 +125,19 @@ def test_simulators_refuse_damaged_vectors(mlp_model: tuple[Path, Path], tmp_pat
     r = _cli("rtlsim", str(out))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
     assert "vectors" in r.stderr
+
+
+def test_compile_to_dot_in_a_project_folder_deletes_nothing(mlp_model: tuple[Path, Path], tmp_path: Path) -> None:
+    """The issue-9 data-loss case: `-o .` in a folder holding report.json, a thesis and the inputs."""
+    import shutil
+
+    for name in ("report.json", "thesis.tex"):
+        (tmp_path / name).write_text(name)
+    shutil.copy(mlp_model[0], tmp_path / "m.onnx")
+    shutil.copy(mlp_model[1], tmp_path / "c.npy")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    r = subprocess.run([sys.executable, "-m", "hlsgen.cli", "compile", "m.onnx", "--calib", "c.npy", "-o", "."],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "refusing" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert (tmp_path / "thesis.tex").read_text() == "thesis.tex"

@@ -171,3 +171,19 @@ def test_base_sections_are_overridden_key_by_key(tmp_path: Path) -> None:
     assert (cfg.quant.weight_bits, cfg.quant.act_bits) == (4, 6)
     assert load_config(None, base=base).quant.act_bits == 4
     assert merge_under({"a": {"b": 1, "c": 2}}, {"a": {"c": 3}, "d": 4}) == {"a": {"b": 1, "c": 3}, "d": 4}
+
+
+@pytest.mark.parametrize("top", ["module", "main", "int", "proc", "exec", "lambda", "endmodule", "always_ff",
+                                 "ap_top", "hg_fifo", "Module", "hlsgen", "9top", "top-1", "a\\nb", "x" * 65])
+def test_hw_top_refuses_keywords_and_non_identifiers(tmp_path: Path, top: str) -> None:
+    assert "hw.top" in error_of(tmp_path, f"hw: {{top: '{top}'}}\n")
+
+
+@pytest.mark.parametrize("part", ["xc7z020clg400-1\nexec touch X", "xc7z020 [exec id]", "xc7;ls", "$part", ""])
+def test_hw_part_cannot_carry_tcl(tmp_path: Path, part: str) -> None:
+    assert "hw.hls.part" in error_of(tmp_path, f"hw: {{hls: {{part: {part!r}}}}}\n".replace("\\n", "\\\\n"))
+
+
+@pytest.mark.parametrize("part", ["xc7z020clg400-1", "xczu7ev-ffvc1156-2-e", "xcu250-figd2104-2L-e", "xc7a35tcpg236-1"])
+def test_real_part_names_pass(tmp_path: Path, part: str) -> None:
+    assert load_config(write(tmp_path, f"hw: {{hls: {{part: {part}}}}}\n")).hw.hls.part == part

@@ -19,6 +19,7 @@ from hlsgen.backends.render import TEMPLATES, TESTBENCH
 from hlsgen.cli import main
 from hlsgen.config import config_from_dict
 from hlsgen.errors import HlsgenError
+from hlsgen.outdir import MARKER
 from hlsgen.output import write_compilation
 from hlsgen.sim import csim_build
 from hlsgen.sim.csim import run_csim
@@ -145,6 +146,9 @@ def test_csim_input_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(HlsgenError, match="no such folder"):
         run_csim(tmp_path / "missing")
     (tmp_path / "empty").mkdir()
+    with pytest.raises(HlsgenError, match="not a folder written by `hlsgen compile`"):
+        run_csim(tmp_path / "empty")
+    (tmp_path / "empty" / MARKER).write_text("")
     with pytest.raises(HlsgenError, match="no HLS project"):
         run_csim(tmp_path / "empty")
     monkeypatch.setenv("CXX", "no-such-compiler-xyz")

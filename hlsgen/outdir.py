@@ -1,0 +1,122 @@
+"""The OUT folder: written atomically, replaced only when hlsgen wrote it, never the user's files.
+
+Rules (docs/cli.md, "The OUT folder"):
+  * OUT appears complete or not at all: it is built in a hidden sibling and swapped in; an error,
+    Ctrl-C or SIGTERM leaves no temporary folder behind and the previous OUT untouched.
+  * An existing OUT is replaced only when it is empty or carries the marker file MARKER that an
+    earlier `hlsgen compile` wrote (a report.json alone is not enough).
+  * Never replaced, marker or not: the current directory or any folder above it, the home folder,
+    the file-system root, and any folder that holds one of the command's inputs.
+  * Folders get the mode the umask allows (not mkdtemp's 0700).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from hlsgen.errors import HlsgenError
+
+MARKER = ".hlsgen-output"
+MARKER_TEXT = "This folder was written by `hlsgen compile`; the next compile to it replaces it whole.\n"
+
+
+def is_hlsgen_output(folder: Path) -> bool:
+    return (folder / MARKER).is_file()
+
+
+def require_hlsgen_output(folder: Path, hint: str) -> None:
+    """Commands that write into OUT (csim, rtlsim) first check that hlsgen wrote it."""
+    if not folder.is_dir():
+        raise HlsgenError(f"{folder}: no such folder ({hint})")
+    if not is_hlsgen_output(folder):
+        raise HlsgenError(f"{folder}: not a folder written by `hlsgen compile` (no {MARKER}); {hint}")
+
+
+def check_replaceable(out: Path, inputs: Iterable[Path] = ()) -> None:
+    """Raise unless `out` (resolved) may be created or replaced."""
+    protected = {Path.cwd().resolve(), Path.home().resolve(), Path(out.anchor)}
+    protected |= set(Path.cwd().resolve().parents)
+    if out in protected:
+        raise HlsgenError(f"{out}: refusing to write the output there (the current folder, one above it, "
+                          "home or root); choose a new folder for -o")
+    for p in inputs:
+        src = Path(p).resolve()
+        if out == src or out in src.parents:
+            raise HlsgenError(f"{out}: holds the input {p}; choose another folder for -o")
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise HlsgenError(f"{out}: exists and is not a folder; choose another -o")
+    if any(out.iterdir()) and not is_hlsgen_output(out):
+        raise HlsgenError(f"{out}: exists and was not written by `hlsgen compile` (no {MARKER}); "
+                          "refusing to replace it (choose another -o or remove it yourself)")
+
+
+def write_folder_atomically(out_dir: str | Path, fill: Callable[[Path], None],
+                            inputs: Iterable[Path] = ()) -> Path:
+    """Build the folder in a temporary sibling with `fill`, then swap it in place of `out_dir`."""
+    out = Path(out_dir).resolve()
+    check_replaceable(out, list(inputs))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name[:40]}.tmp-", dir=out.parent))
+    except OSError as e:
+        raise HlsgenError(f"{out}: cannot create the output folder ({e.strerror or e})") from None
+    with terminate_as_interrupt():
+        try:
+            _set_umask_mode(tmp)
+            fill(tmp)
+            (tmp / MARKER).write_text(MARKER_TEXT)
+            _swap_in(tmp, out)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return out
+
+
+def _swap_in(tmp: Path, out: Path) -> None:
+    """Replace `out` by `tmp`; if the second rename fails, the old folder is put back."""
+    try:
+        if not out.exists():
+            os.replace(tmp, out)
+            return
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name[:40]}.old-", dir=out.parent))
+        os.replace(out, old / "x")
+        try:
+            os.replace(tmp, out)
+        except BaseException:
+            os.replace(old / "x", out)
+            raise
+        finally:
+            shutil.rmtree(old, ignore_errors=True)
+    except OSError as e:
+        raise HlsgenError(f"{out}: cannot write the output folder ({e.strerror or e})") from None
+
+
+def _set_umask_mode(folder: Path) -> None:
+    mask = os.umask(0)
+    os.umask(mask)
+    folder.chmod(0o777 & ~mask)
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt inside the block, so clean-up code runs as for Ctrl-C."""
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
