@@ -1,7 +1,9 @@
-"""Command line: `hlsgen compile | run | inspect | csim | rtlsim`. Argument parsing only; the work is in hlsgen.api.
+"""Command line: `hlsgen compile | run | inspect | compare | csim | rtlsim`. Argument parsing only; the work is
+in hlsgen.api (and hlsgen.compare).
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file/node/key; `--debug` shows the
-traceback), 1 a simulation that ran and found a mismatch (csim/rtlsim), or an internal error.
+traceback), 1 a simulation that ran and found a mismatch (csim/rtlsim), a layer beyond 1 LSB of
+onnxruntime (compare), or an internal error.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("inspect", help="print what hlsgen will do with a model")
     i.add_argument("model", type=Path)
     i.add_argument("-c", "--config", type=Path)
+    cm = sub.add_parser("compare", help="golden model vs onnxruntime, layer by layer, in LSB (QDQ models)")
+    _model_args(cm)
+    cm.add_argument("--input", type=Path, help="float input batch .npy/.npz (default: calibration data, "
+                    "else 8 synthetic inputs)")
+    cm.add_argument("--json", type=Path, help="also write the table as JSON")
     cs = sub.add_parser("csim", help="C-simulate OUT/hls/ with g++ against the test vectors (bit-exact)")
     cs.add_argument("out", type=Path, help="a folder written by `hlsgen compile`")
     cs.add_argument("--layers", action="store_true",
@@ -113,6 +120,18 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from hlsgen.compare import compare_model, render_table, write_json
+
+    if args.json is not None and args.json.is_dir():
+        raise HlsgenError(f"{args.json}: is a folder; name a .json file")
+    result = compare_model(args.model, args.config, args.calib, args.input)
+    print(render_table(result))
+    if args.json is not None:
+        write_json(args.json, result)
+    return 0 if result.ok else 1
+
+
 def cmd_csim(args: argparse.Namespace) -> int:
     from hlsgen.sim.csim import run_csim
 
@@ -125,7 +144,8 @@ def cmd_rtlsim(args: argparse.Namespace) -> int:
     return run_rtlsim(args.out, sim=args.sim, frames=args.frames, waves=args.waves, seed=args.seed)
 
 
-COMMANDS = {"compile": cmd_compile, "run": cmd_run, "inspect": cmd_inspect, "csim": cmd_csim, "rtlsim": cmd_rtlsim}
+COMMANDS = {"compile": cmd_compile, "run": cmd_run, "inspect": cmd_inspect, "compare": cmd_compare, "csim": cmd_csim,
+            "rtlsim": cmd_rtlsim}
 
 if __name__ == "__main__":
     sys.exit(main())
