@@ -169,28 +169,35 @@ def fed_output(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> np.ndarray:
     return KERNELS[n.op](n, g, args)
 
 
-def fed_rows(g: Graph, ort: Mapping[str, np.ndarray]) -> list[tuple[Node, np.ndarray]]:
-    """(layer, |fed golden - onnxruntime| per output value) for every compared layer."""
-    rows = []
-    for n in g.nodes:
-        if n.op in COMPARED_OPS:
-            want = ort[ort_name(g, n.outputs[0], ort)].astype(np.int64)
-            rows.append((n, np.abs(fed_output(g, n, ort) - want)))
-    return rows
+def compared_layers(g: Graph) -> list[Node]:
+    return [n for n in g.nodes if n.op in COMPARED_OPS]
 
 
-def end_to_end_rows(c: Compilation, x: np.ndarray, ort: Mapping[str, np.ndarray]) -> dict[str, int]:
-    """Worst |golden - onnxruntime| per compared layer, the golden model run alone on `x`."""
+def fed_differences(g: Graph, ort: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """|golden - onnxruntime| per output value of every compared layer, each fed onnxruntime's inputs."""
+    return {n.name: np.abs(fed_output(g, n, ort) - ort[ort_name(g, n.outputs[0], ort)].astype(np.int64))
+            for n in compared_layers(g)}
+
+
+def end_to_end_differences(c: Compilation, x: np.ndarray, ort: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """|golden - onnxruntime| per output value of every compared layer, the golden model run alone on `x`."""
     ours = intermediates(c, x)
     g = c.graph
-    return {n.name: int(np.max(np.abs(ours[n.outputs[0]] - ort[ort_name(g, n.outputs[0], ort)].astype(np.int64))))
-            for n in g.nodes if n.op in COMPARED_OPS}
+    return {n.name: np.abs(ours[n.outputs[0]] - ort[ort_name(g, n.outputs[0], ort)].astype(np.int64))
+            for n in compared_layers(g)}
+
+
+def agreement_row(n: Node, fed: np.ndarray, end_to_end: np.ndarray) -> LayerAgreement:
+    """One layer's row from its fed and end-to-end differences (integers: 0 means equal)."""
+    share = float(np.mean(fed >= 1)) if fed.size else 0.0
+    return LayerAgreement(n.name, n.op, int(fed.size), int(fed.max(initial=0)), share,
+                          int(end_to_end.max(initial=0)))
 
 
 def agreement_rows(c: Compilation, x: np.ndarray, ort: Mapping[str, np.ndarray]) -> list[LayerAgreement]:
-    e2e = end_to_end_rows(c, x, ort)
-    return [LayerAgreement(n.name, n.op, int(d.size), int(d.max(initial=0)), float(np.mean(d >= 1)) if d.size else 0.0,
-                           e2e[n.name]) for n, d in fed_rows(c.graph, ort)]
+    """Every compared layer's row, onnxruntime's integer tensors `ort` computed on the same batch `x`."""
+    fed, e2e = fed_differences(c.graph, ort), end_to_end_differences(c, x, ort)
+    return [agreement_row(n, fed[n.name], e2e[n.name]) for n in compared_layers(c.graph)]
 
 
 def layer_agreement(c: Compilation, model: onnx.ModelProto, x: np.ndarray) -> list[LayerAgreement]:

@@ -1,8 +1,5 @@
-"""Golden model vs onnxruntime (graph optimizations off) on QDQ models, layer by layer.
-
-For every integer node of the compiled graph, its inputs are taken from onnxruntime's own integer
-tensors (the QuantizeLinear outputs that the node's tensors stand for, via Tensor.aliases) and its
-output is compared with onnxruntime's integer output. End to end, the golden model runs alone.
+"""Golden model vs onnxruntime per layer, for the tests: the comparison is hlsgen.compare's (what
+`hlsgen compare` runs); this module only adds what the tests still grade fused layers by.
 
 Bound: 1 LSB per layer, except where a fusion removed a rounding the model had (a BatchNorm folded
 across a Q/DQ pair, a residual add or activation fused across one): there onnxruntime's extra
@@ -15,17 +12,24 @@ quantizer also clamped: where onnxruntime saturated that intermediate tensor, th
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import onnx
-from model_zoo import run_ort
 
-from hlsgen import Compilation, intermediates
-from hlsgen.golden import KERNELS
+from hlsgen import Compilation
+from hlsgen.compare import (
+    COMPARED_OPS,
+    agreement_row,
+    compared_layers,
+    end_to_end_differences,
+    fed_differences,
+    ort_integers,
+)
 from hlsgen.ir import Graph, Node
 
-COMPARED_OPS = ("QConv", "QGemm", "QAdd", "QAvgPool", "QMaxPool", "QRequant")
+__all__ = ["COMPARED_OPS", "LayerAgreement", "bound", "layer_agreement", "ort_integers"]
 
 
 @dataclass(frozen=True)
@@ -39,27 +43,15 @@ class LayerAgreement:
     excluded: int  # outputs left out: a fused-away intermediate saturated in onnxruntime
 
 
-def ort_integers(model: onnx.ModelProto, x: np.ndarray) -> dict[str, np.ndarray]:
-    """Every integer tensor onnxruntime computes, for a batch (run image by image)."""
-    runs = [run_ort(model, xi[None], all_intermediates=True) for xi in x]
-    return {k: np.concatenate([r[k] for r in runs])
-            for k, v in runs[0].items() if np.issubdtype(v.dtype, np.integer)}
-
-
 def layer_agreement(c: Compilation, model: onnx.ModelProto, x: np.ndarray) -> list[LayerAgreement]:
     ort = ort_integers(model, x)
-    ours = intermediates(c, x)
     g = c.graph
+    fed, e2e = fed_differences(g, ort), end_to_end_differences(c, x, ort)
     rows = []
-    for n in g.nodes:
-        if n.op not in COMPARED_OPS:
-            continue
-        want = ort[_ort_name(g, n.outputs[0], ort)].astype(np.int64)
-        fed = KERNELS[n.op](n, g, [_fed_input(g, i, ort) for i in n.inputs])
-        valid = ~_saturated_intermediates(g, n, ort, want.shape)
-        diff = np.abs(fed - want)[valid]
-        e2e = int(np.max(np.abs(ours[n.outputs[0]] - want)[valid]))
-        rows.append(LayerAgreement(n.name, n.op, int(diff.max()), float(np.mean(diff > 0)), e2e, bound(g, n),
+    for n in compared_layers(g):
+        valid = ~_saturated_intermediates(g, n, ort, fed[n.name].shape)
+        r = agreement_row(n, fed[n.name][valid], e2e[n.name][valid])
+        rows.append(LayerAgreement(r.name, r.op, r.max_fed, r.mismatch_fed, r.max_end_to_end, bound(g, n),
                                    int(np.sum(~valid))))
     return rows
 
@@ -71,7 +63,7 @@ def bound(g: Graph, n: Node) -> int:
     return 1 + sum(extra)
 
 
-def _saturated_intermediates(g: Graph, n: Node, ort: dict[str, np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
+def _saturated_intermediates(g: Graph, n: Node, ort: Mapping[str, np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
     """Outputs where an intermediate tensor the fusion removed sat at its type's limit in onnxruntime."""
     mask = np.zeros(shape, dtype=bool)
     for note in g.notes:
@@ -81,17 +73,3 @@ def _saturated_intermediates(g: Graph, n: Node, ort: dict[str, np.ndarray], shap
             mask |= (codes == info.min) | (codes == info.max)
     return mask
 
-
-def _ort_name(g: Graph, tensor: str, ort: dict[str, np.ndarray]) -> str:
-    names = [a for a in g.tensor(tensor).aliases if a in ort]
-    if not names:
-        raise KeyError(f"no onnxruntime integer tensor stands for {tensor} (aliases {g.tensor(tensor).aliases})")
-    return names[0]
-
-
-def _fed_input(g: Graph, name: str, ort: dict[str, np.ndarray]) -> np.ndarray:
-    t = g.tensor(name)
-    if t.is_const:
-        assert t.data is not None
-        return t.data.astype(np.int64)
-    return ort[_ort_name(g, name, ort)].astype(np.int64)
