@@ -28,11 +28,12 @@ from hlsgen.frontend.onnx_context import OnnxContext
 from hlsgen.frontend.onnx_graph import Problems, add_constant, node_names, passthrough, tensor_to_numpy
 from hlsgen.frontend.onnx_ops import find_translator, unsupported_reason
 from hlsgen.frontend.onnx_ops_common import Unsupported
+from hlsgen.frontend.onnx_rewrite import OLDEST_OPSET, conv1d_to_2d, default_opset, upgrade_opset
 from hlsgen.ir.graph import Edit, Graph, Tensor
 
 __all__ = ["MAX_OPSET", "MIN_OPSET", "from_onnx_model", "load_onnx", "tensor_to_numpy"]
 
-MIN_OPSET, MAX_OPSET = 9, 21
+MIN_OPSET, MAX_OPSET = 9, 22  # what the translators implement; older files are upgraded (onnx_rewrite)
 _QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}
 
 
@@ -54,7 +55,8 @@ def load_onnx(path: str | Path) -> Graph:
 
 def from_onnx_model(model: onnx.ModelProto, source_name: str = "model") -> Graph:
     """Translate an in-memory model; `source_name` names it in errors and in Graph.meta."""
-    return _Translator(model, source_name).run()
+    model = upgrade_opset(model, source_name, MIN_OPSET, MAX_OPSET)
+    return _Translator(conv1d_to_2d(model), source_name).run()
 
 
 # ---- model checks and shape inference -----------------------------------------------------------
@@ -65,20 +67,13 @@ def _static_shape(vi: onnx.ValueInfoProto) -> tuple[int | None, ...] | None:
     return tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim)
 
 
-def _default_opset(model: onnx.ModelProto) -> int:
-    for imp in model.opset_import:
-        if imp.domain in ("", "ai.onnx"):
-            return int(imp.version)
-    raise HlsgenError("model imports no default ONNX opset")
-
-
 def _infer(model: onnx.ModelProto, input_name: str) -> onnx.ModelProto:
-    """Copy with the graph input's unknown batch dimension set to 1, shapes inferred (best effort)."""
+    """Copy with the graph input's batch dimension set to 1, shapes inferred (best effort)."""
     m = onnx.ModelProto()
     m.CopyFrom(model)
     for vi in m.graph.input:
         dims = vi.type.tensor_type.shape.dim
-        if vi.name == input_name and len(dims) > 0 and not dims[0].HasField("dim_value"):
+        if vi.name == input_name and len(dims) > 1:
             dims[0].dim_value = 1
     try:
         return onnx.shape_inference.infer_shapes(m, strict_mode=False, data_prop=True)
@@ -92,9 +87,9 @@ class _Translator(OnnxContext):
 
     def __init__(self, model: onnx.ModelProto, source: str):
         self.model, self.source = model, source
-        self.opset = _default_opset(model)
+        self.opset = default_opset(model)
         if not MIN_OPSET <= self.opset <= MAX_OPSET:
-            raise HlsgenError(f"{source}: ONNX opset {self.opset} not supported ({MIN_OPSET}..{MAX_OPSET})")
+            raise HlsgenError(f"{source}: ONNX opset {self.opset} not supported ({OLDEST_OPSET}..{MAX_OPSET})")
         g = model.graph
         self.consts = {t.name: tensor_to_numpy(t) for t in g.initializer}
         self.elem = {t.name: t.data_type for t in g.initializer}
@@ -103,6 +98,7 @@ class _Translator(OnnxContext):
         self._read_inferred(_infer(model, self.input_name))
         self.producers = {o: n for n in g.node for o in n.output if o}
         self.renames, self.tensors, self.nodes = {}, {}, []
+        self.derived = set()
         self.problems = Problems()
         self.node_names = node_names(g.node)
         self.used_names = ({vi.name for vi in g.input} | set(self.consts) | set(self.producers)
@@ -168,7 +164,9 @@ class _Translator(OnnxContext):
         shape = _static_shape(vi)
         if shape is None or len(shape) == 0:
             raise HlsgenError(f"{self.source}: graph input '{vi.name}' has no static shape")
-        dims = [1 if i == 0 and d is None else d for i, d in enumerate(shape)]
+        # the first dimension is the batch: unknown, or fixed by a tracing export (PyTorch 0.3 traced
+        # with the whole data set declares [789444, 16]); hlsgen compiles one sample at a time
+        dims = [1 if i == 0 and len(shape) > 1 else d for i, d in enumerate(shape)]
         bad = [i for i, d in enumerate(dims) if d is None or d <= 0]
         if bad:
             raise HlsgenError(f"{self.source}: graph input '{vi.name}' has an unknown dimension {bad[0]}")

@@ -37,6 +37,7 @@ class OnnxContext:
     inferred: dict[str, tuple[int | None, ...]]  # shapes from ONNX shape inference
     producers: dict[str, onnx.NodeProto]
     renames: dict[str, str]  # Identity/Dropout output -> its input
+    derived: set[str]  # outputs of Quantize/Dequantize chains rebuilt by derived_static
     tensors: dict[str, Tensor]
     nodes: list[Node]
     used_names: set[str]  # fresh() names serve tensors and new nodes
@@ -98,11 +99,14 @@ class OnnxContext:
         return value
 
     def is_static(self, name: str) -> bool:
-        """A constant, or a Quantize/Dequantize/Quant of one (a later pass folds these)."""
+        """A constant, or a Quantize/Dequantize/(Bipolar)Quant of one (a later pass folds these)."""
         if name in self.consts:
             return True
+        made = next((n for n in self.nodes if name in n.outputs), None) if name in self.derived else None
+        if made is not None:  # a chain rebuilt by derived_static
+            return made.op in ("QuantizeLinear", "DequantizeLinear") and self.is_static(made.inputs[0])
         node = self.producers.get(name)
-        if node is None or node.op_type not in ("QuantizeLinear", "DequantizeLinear", "Quant"):
+        if node is None or node.op_type not in ("QuantizeLinear", "DequantizeLinear", "Quant", "BipolarQuant"):
             return False
         source = self.inp(node, 0)
         return source is not None and self.is_static(source)
@@ -164,9 +168,14 @@ class OnnxContext:
             return out
         source = self.derived_static(made_by.inputs[0], f"{base}__src", fn, axis_map, factor)
         shape = tuple(fn(np.zeros(t.shape)).shape)
+        self.derived.add(out)
         self.tensors[out] = Tensor(out, shape, qtype, integer=t.integer)
         self.nodes.append(Node(out, made_by.op, (source,), (out,), made_by.attrs))
         return out
+
+    def alias(self, name: str, existing: str) -> None:
+        """The ONNX tensor `name` is the already translated tensor `existing` (no node)."""
+        self.renames[name] = existing
 
     def set_qtype(self, name: str, qtype: QType, elem: int | None = None) -> None:
         """Give tensor `name` its qtype (integer codes); conflicting parameters are unsupported."""

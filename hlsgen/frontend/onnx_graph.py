@@ -63,7 +63,7 @@ def passthrough(ctx: OnnxContext, node: onnx.NodeProto) -> None:
     source = ctx.inp(node, 0)
     assert source is not None
     ctx.shape(source)  # an unknown source is reported upstream
-    ctx.renames[node.output[0]] = source
+    ctx.alias(node.output[0], source)
 
 
 def _is_used(g: onnx.GraphProto, tensor: str) -> bool:

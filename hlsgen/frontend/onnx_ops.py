@@ -55,8 +55,9 @@ TRANSLATORS: dict[str, Translator] = {
     "QuantizeLinear": quant.quantize_linear,
     "DequantizeLinear": quant.dequantize_linear,
     "Quant": quant.qonnx_quant,
+    "BipolarQuant": quant.bipolar_quant,
 }
-_QONNX_OPS = ("Quant",)  # the ops of TRANSLATORS also accepted under QONNX_DOMAINS
+_QONNX_OPS = ("Quant", "BipolarQuant")  # the ops of TRANSLATORS also accepted under QONNX_DOMAINS
 
 
 def find_translator(domain: str, op_type: str) -> Translator | None:
@@ -68,7 +69,7 @@ def find_translator(domain: str, op_type: str) -> Translator | None:
 
 def unsupported_reason(domain: str, op: str) -> str:
     if domain in QONNX_DOMAINS:
-        return f"QONNX op {op} is not supported (only Quant)"
+        return f"QONNX op {op} is not supported (only Quant and BipolarQuant)"
     if domain not in ("", "ai.onnx"):
         return f"custom op {domain}.{op} is not supported"
     return f"op {op} is not supported"

@@ -34,6 +34,8 @@ def flatten(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     x, xs = operand(ctx, node)
     axis = int(ctx.attrs(node).get("axis", 1))
     axis = axis + len(xs) if axis < 0 else axis
+    if axis == 0 and xs[0] == 1:  # [1, prod]: at batch 1 the same as axis 1 (OnnxMLTools' Keras Flatten)
+        axis = 1
     if not 1 <= axis <= len(xs):
         raise Unsupported(f"Flatten axis {axis} merges the batch dimension")
     _emit_reshape(ctx, node, name, x, xs, (math.prod(xs[:axis]), math.prod(xs[axis:])))
@@ -123,6 +125,11 @@ def transpose(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     perm = tuple(int(p) for p in ctx.attrs(node).get("perm", range(len(xs) - 1, -1, -1)))
     if sorted(perm) != list(range(len(xs))):
         raise Unsupported(f"perm {perm} is not a permutation of rank {len(xs)}")
+    if ctx.is_static(x):  # a weight stored transposed (Brevitas: Quant(W) -> Transpose -> MatMul): folded
+        out_name = ctx.derived_static(x, f"{name}__value", lambda a: np.transpose(a, perm),
+                                      lambda ax: None if ax is None else perm.index(ax), 1.0)
+        ctx.alias(node.output[0], out_name)
+        return
     if perm[0] != 0:
         raise Unsupported(f"perm {perm} moves the batch dimension")
     out = tuple(xs[p] for p in perm)

@@ -80,23 +80,31 @@ def _qonnx_axis(shape: tuple[int, ...], xs: tuple[int, ...]) -> int | None:
     return axis
 
 
-def _qonnx_int(ctx: Ctx, node: onnx.NodeProto) -> IntType:
+def _qonnx_int(ctx: Ctx, node: onnx.NodeProto, static: bool) -> IntType | None:
+    """The integer type of a QONNX Quant; None for a 1-bit signed Quant, which qonnx executes as
+    bipolar (x >= 0 -> +1, else -1). Constants (weights, biases) may have 1..32 bits, activations 2..16."""
     a = ctx.attrs(node)
     mode = str(a.get("rounding_mode", "ROUND")).upper()
     if mode != "ROUND":
         raise Unsupported(f"rounding_mode {mode} (only ROUND, half to even)")
     bits = scalar(ctx.need_const(ctx.inp(node, 3), "bitwidth"), "bitwidth")
-    if bits != int(bits) or not 2 <= bits <= 16:
-        raise Unsupported(f"bit width {bits:g} (must be an integer in 2..16)")
-    return IntType(int(bits), bool(a.get("signed", 1)), bool(a.get("narrow", 0)))
+    low, high = (1, 32) if static else (2, 16)
+    if not np.isfinite(bits) or bits != int(bits) or not low <= bits <= high:
+        raise Unsupported(f"bit width {bits:g} (must be an integer in {low}..{high} for "
+                          f"{'a constant' if static else 'an activation'})")
+    signed = bool(a.get("signed", 1))
+    if bits == 1 and signed:
+        return None
+    if bits == 1:
+        raise Unsupported("1-bit unsigned Quant")
+    return IntType(int(bits), signed, bool(a.get("narrow", 0)))
 
 
-def qonnx_quant(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
-    """QONNX Quant -> QuantizeLinear (to `<out>__q`) -> DequantizeLinear."""
-    x, xs = operand(ctx, node)
-    itype = _qonnx_int(ctx, node)
+def _qonnx_params(ctx: Ctx, node: onnx.NodeProto, xs: tuple[int, ...],
+                  with_zp: bool) -> tuple[np.ndarray, np.ndarray, int | None]:
+    """(scales, zero points, axis) of a Quant/BipolarQuant: per tensor or along one axis of x."""
     scale = ctx.need_const(ctx.inp(node, 1), "scale").astype(np.float64)
-    zp = ctx.need_const(ctx.inp(node, 2), "zero point").astype(np.float64)
+    zp = ctx.need_const(ctx.inp(node, 2), "zero point").astype(np.float64) if with_zp else np.zeros(())
     if np.any(zp != np.round(zp)):
         raise Unsupported("the zero point is not integer-valued")
     try:
@@ -106,11 +114,45 @@ def qonnx_quant(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     axis = _qonnx_axis(shape, xs)
     scales = np.broadcast_to(scale, shape).reshape(-1)
     zps = np.broadcast_to(zp, shape).reshape(-1).astype(np.int64)
-    if axis is None:
-        scales, zps = scales[:1], zps[:1]
+    return (scales[:1], zps[:1], None) if axis is None else (scales, zps, axis)
+
+
+def qonnx_quant(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
+    """QONNX Quant -> QuantizeLinear (to `<out>__q`) -> DequantizeLinear."""
+    x, xs = operand(ctx, node)
+    itype = _qonnx_int(ctx, node, ctx.is_static(x))
+    scales, zps, axis = _qonnx_params(ctx, node, xs, with_zp=True)
+    if itype is None:
+        if np.any(zps != 0):
+            raise Unsupported("1-bit (bipolar) Quant with a nonzero zero point")
+        _bipolar_constant(ctx, node, name, x, xs, scales, axis)
+        return
     qt = _qtype(itype, scales, zps, axis)
     out = node.output[0]
     mid = ctx.fresh(f"{out}__q")
     ctx.add_node(name, "QuantizeLinear", [x], [mid], {}, [xs])
     ctx.set_qtype(mid, qt)
     ctx.add_node(f"{name}__dq", "DequantizeLinear", [mid], [out], {}, [xs])
+
+
+def bipolar_quant(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
+    """QONNX BipolarQuant(x, scale) = (x >= 0 ? +1 : -1) * scale."""
+    x, xs = operand(ctx, node)
+    scales, _, axis = _qonnx_params(ctx, node, xs, with_zp=False)
+    _bipolar_constant(ctx, node, name, x, xs, scales, axis)
+
+
+BIPOLAR = IntType(2, True, True)  # codes -1, 0, +1; a bipolar tensor uses only +-1
+
+
+def _bipolar_constant(ctx: Ctx, node: onnx.NodeProto, name: str, x: str, xs: tuple[int, ...],
+                      scales: np.ndarray, axis: int | None) -> None:
+    """Bipolar quantization of a constant: the codes are computed now (x >= 0 -> +1, else -1), as
+    qonnx's execute_onnx defines them, and held as a narrow 2-bit signed weight."""
+    value = ctx.const(x)
+    if value is None:
+        raise Unsupported("bipolar (1-bit) quantization of an activation needs a threshold unit "
+                          "(not supported yet; weights may be bipolar)")
+    codes = ctx.new_const(f"{node.output[0]}__codes", np.where(value >= 0, 1, -1).astype(np.int8))
+    ctx.set_qtype(codes, _qtype(BIPOLAR, scales, np.zeros(scales.shape, np.int64), axis), _T.INT8)
+    ctx.add_node(name, "DequantizeLinear", [codes], node.output[:1], {}, [xs])

@@ -6,7 +6,12 @@ Requires: check_supported. Runs the float golden model on the calibration batch.
 Math:    range [lo, hi] = min/max over the batch (or the (100-p)/p percentiles), widened to hold 0;
          asymmetric scale = (hi - lo)/(qmax - qmin), zp = round(qmin - lo/scale) (numerics.
          activation_qtype). MaxPool/Reshape/Transpose outputs inherit their input's qtype (the op is
-         exact on codes), so only tensors a requant writes are measured.
+         exact on codes), so only tensors a requant writes are measured. A tensor without a qtype
+         whose only reader is a chain of such ops ending in a per-tensor quantized tensor (tf2onnx
+         NHWC input -> Transpose -> QuantizeLinear; a flat input -> Reshape -> Q; a 1-D conv's
+         2-D output -> Reshape -> Q) takes that quantizer: quantizing before or after a monotone,
+         value-preserving op gives the same codes, so a fully quantized model never needs
+         calibration data.
 Refuses when: a tensor needs calibration and no data was given (error listing the tensors).
 """
 
@@ -36,6 +41,7 @@ def hardware_tensors(graph: Graph) -> list[str]:
 
 
 def calibrate(graph: Graph, ctx: PassContext) -> Graph:
+    graph = _quantizer_behind_layout(graph)
     inherited = {n.outputs[0]: n.inputs[0] for n in graph.nodes if n.op in PASSTHROUGH_OPS}
     needed = [t for t in hardware_tensors(graph) if graph.tensor(t).qtype is None and t not in inherited]
     if needed:
@@ -46,6 +52,17 @@ def calibrate(graph: Graph, ctx: PassContext) -> Graph:
     for out, src in inherited.items():  # in topological order, so chains resolve
         if graph.tensor(out).qtype is None:
             graph = graph.with_tensor(replace(graph.tensor(out), qtype=graph.tensor(src).qtype))
+    return graph
+
+
+def _quantizer_behind_layout(graph: Graph) -> Graph:
+    for name in hardware_tensors(graph):
+        t, qtype = name, None
+        while qtype is None and (reader := graph.single_consumer(t)) is not None and reader.op in PASSTHROUGH_OPS:
+            t = reader.outputs[0]
+            qtype = graph.tensor(t).qtype
+        if graph.tensor(name).qtype is None and qtype is not None and qtype.axis is None:
+            graph = graph.with_tensor(replace(graph.tensor(name), qtype=qtype))
     return graph
 
 

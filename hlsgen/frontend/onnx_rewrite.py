@@ -1,0 +1,136 @@
+"""Exporters' idioms rewritten at the ONNX level, before translation (docs/passes.md, "Front-end").
+
+  upgrade_opset   opsets 6..8 (PyTorch 0.3, OnnxMLTools 1.2) -> opset 13 with onnx.version_converter
+  conv1d_to_2d    a rank-3 (1-D) Conv becomes a 2-D Conv with H = 1: Reshape x [N,C,W] -> [N,C,1,W],
+                  the weight initializer [O,I,K] -> [O,I,1,K] (also behind DequantizeLinear or a
+                  QONNX Quant, whose per-channel scale gains the axis), attributes k -> (1, k),
+                  pads (a, b) -> (0, a, 0, b), then Reshape the output back to [N,O,W']
+
+Each rewrite returns a new ModelProto (the input is not modified) and keeps every tensor name the
+model had, so errors, aliases and onnxruntime comparisons still name the original tensors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from hlsgen.errors import HlsgenError
+
+OLDEST_OPSET = 6  # older files are refused
+UPGRADE_OPSET = 13  # what files older than the translators' minimum are converted to
+
+
+def default_opset(model: onnx.ModelProto) -> int:
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            return int(imp.version)
+    raise HlsgenError("model imports no default ONNX opset")
+
+
+def upgrade_opset(model: onnx.ModelProto, source: str, min_opset: int, max_opset: int) -> onnx.ModelProto:
+    """Opsets OLDEST_OPSET..min_opset-1 are converted to UPGRADE_OPSET; the converter rewrites the
+    ops whose semantics changed (Gemm `broadcast`, BatchNormalization `is_test`/`spatial`, ...).
+    tests/unit/test_frontend_exporters.py checks with onnxruntime that outputs are unchanged."""
+    opset = default_opset(model)
+    if opset >= min_opset:
+        return model
+    if opset < OLDEST_OPSET:
+        raise HlsgenError(f"{source}: ONNX opset {opset} not supported ({OLDEST_OPSET}..{max_opset})")
+    from onnx import version_converter
+
+    try:
+        return version_converter.convert_version(model, UPGRADE_OPSET)
+    except Exception as e:  # the converter raises plain RuntimeError/ValueError with a long text
+        text = str(e).strip()
+        first = text.splitlines()[0][:200] if text else type(e).__name__
+        raise HlsgenError(f"{source}: cannot convert ONNX opset {opset} to {UPGRADE_OPSET} ({first})") from None
+
+
+# ---- 1-D convolution -> 2-D ------------------------------------------------------------------------
+def conv1d_to_2d(model: onnx.ModelProto) -> onnx.ModelProto:
+    inits = {t.name: t for t in model.graph.initializer}
+    producers = {o: n for n in model.graph.node for o in n.output}
+    convs = [n for n in model.graph.node if n.op_type == "Conv" and n.domain in ("", "ai.onnx")
+             and _weight_rank(n, inits, producers) == 3]
+    if not convs:
+        return model
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    inits = {t.name: t for t in m.graph.initializer}
+    producers = {o: n for n in m.graph.node for o in n.output}
+    nodes: list[onnx.NodeProto] = []
+    for node in m.graph.node:
+        if node.op_type == "Conv" and node.name in {c.name for c in convs} | {""} and \
+                _weight_rank(node, inits, producers) == 3:
+            nodes += _conv_as_2d(m, node, inits, producers)
+        else:
+            nodes.append(node)
+    del m.graph.node[:]
+    m.graph.node.extend(nodes)
+    return m
+
+
+def _weight_source(name: str, inits: dict[str, onnx.TensorProto],
+                   producers: dict[str, onnx.NodeProto]) -> tuple[onnx.TensorProto | None, onnx.NodeProto | None]:
+    """The initializer a weight comes from, directly or through one DequantizeLinear / QONNX Quant."""
+    if name in inits:
+        return inits[name], None
+    q = producers.get(name)
+    if q is not None and q.op_type in ("DequantizeLinear", "Quant") and q.input[0] in inits:
+        return inits[q.input[0]], q
+    return None, None
+
+
+def _weight_rank(node: onnx.NodeProto, inits: dict[str, onnx.TensorProto],
+                 producers: dict[str, onnx.NodeProto]) -> int | None:
+    if len(node.input) < 2:
+        return None
+    init, _ = _weight_source(node.input[1], inits, producers)
+    return None if init is None else len(init.dims)
+
+
+def _conv_as_2d(m: onnx.ModelProto, node: onnx.NodeProto, inits: dict[str, onnx.TensorProto],
+                producers: dict[str, onnx.NodeProto]) -> list[onnx.NodeProto]:
+    init, quant = _weight_source(node.input[1], inits, producers)
+    assert init is not None
+    _unsqueeze_initializer(init)
+    if quant is not None and quant.op_type == "Quant":
+        for p in quant.input[1:3]:
+            if p in inits and len(inits[p].dims) == 3:
+                _unsqueeze_initializer(inits[p])
+    base = node.name or node.output[0]
+    x4, y4 = f"{base}__x2d", f"{base}__y2d"
+    to4 = _shape_const(m, f"{base}__shape2d", [0, 0, 1, -1])
+    to3 = _shape_const(m, f"{base}__shape1d", [0, 0, -1])
+    conv = onnx.NodeProto()
+    conv.CopyFrom(node)
+    conv.input[0], conv.output[0] = x4, y4
+    del conv.attribute[:]
+    conv.attribute.extend(_attrs_2d(node))
+    return [onnx.helper.make_node("Reshape", [node.input[0], to4], [x4], name=f"{base}__to2d"), conv,
+            onnx.helper.make_node("Reshape", [y4, to3], [node.output[0]], name=f"{base}__to1d")]
+
+
+def _attrs_2d(node: onnx.NodeProto) -> list[onnx.AttributeProto]:
+    out = []
+    for a in node.attribute:
+        v = onnx.helper.get_attribute_value(a)
+        if a.name in ("kernel_shape", "strides", "dilations"):
+            out.append(onnx.helper.make_attribute(a.name, [1, *v]))
+        elif a.name == "pads":
+            out.append(onnx.helper.make_attribute(a.name, [0, v[0], 0, v[1]]))
+        else:
+            out.append(a)
+    return out
+
+
+def _unsqueeze_initializer(t: onnx.TensorProto) -> None:
+    a = numpy_helper.to_array(t)
+    t.CopyFrom(numpy_helper.from_array(a.reshape(a.shape[0], a.shape[1], 1, a.shape[2]), t.name))
+
+
+def _shape_const(m: onnx.ModelProto, name: str, dims: list[int]) -> str:
+    m.graph.initializer.append(numpy_helper.from_array(np.array(dims, dtype=np.int64), name))
+    return name
