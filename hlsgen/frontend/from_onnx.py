@@ -28,7 +28,13 @@ from hlsgen.frontend.onnx_context import OnnxContext
 from hlsgen.frontend.onnx_graph import Problems, add_constant, node_names, passthrough, tensor_to_numpy
 from hlsgen.frontend.onnx_ops import find_translator, unsupported_reason
 from hlsgen.frontend.onnx_ops_common import Unsupported
-from hlsgen.frontend.onnx_rewrite import OLDEST_OPSET, conv1d_to_2d, default_opset, upgrade_opset
+from hlsgen.frontend.onnx_rewrite import (
+    OLDEST_OPSET,
+    conv1d_to_2d,
+    default_opset,
+    fold_constants,
+    upgrade_opset,
+)
 from hlsgen.ir.graph import Edit, Graph, Tensor
 
 __all__ = ["MAX_OPSET", "MIN_OPSET", "from_onnx_model", "load_onnx", "tensor_to_numpy"]
@@ -56,6 +62,7 @@ def load_onnx(path: str | Path) -> Graph:
 def from_onnx_model(model: onnx.ModelProto, source_name: str = "model") -> Graph:
     """Translate an in-memory model; `source_name` names it in errors and in Graph.meta."""
     model = upgrade_opset(model, source_name, MIN_OPSET, MAX_OPSET)
+    model = fold_constants(model, source_name)
     return _Translator(conv1d_to_2d(model), source_name).run()
 
 

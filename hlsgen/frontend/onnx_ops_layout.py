@@ -69,7 +69,21 @@ def reshape(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
         if inferred is None or any(d is None for d in inferred):
             raise Unsupported("the target shape is computed at run time and could not be inferred")
         out = [int(d) for d in inferred if d is not None]
+    if ctx.is_static(x):  # a quantized weight reshaped before use (constants were folded at load)
+        _static_reshape(ctx, node, name, x, xs, tuple(out))
+        return
     _emit_reshape(ctx, node, name, x, xs, out)
+
+
+def _static_reshape(ctx: Ctx, node: onnx.NodeProto, name: str, x: str, xs: tuple[int, ...],
+                    out: tuple[int, ...]) -> None:
+    """Reshape of a Quant/Dequantize of a constant: per-tensor, or per channel of a kept leading axis."""
+    def axis_map(ax: int | None) -> int | None:
+        if ax is None or (ax == 0 and out[:1] == xs[:1]):
+            return ax
+        raise Unsupported(f"reshape {xs} -> {out} of a weight quantized along axis {ax}")
+
+    ctx.alias(node.output[0], ctx.derived_static(x, f"{name}__value", lambda a: a.reshape(out), axis_map, 1.0))
 
 
 def _axes(ctx: Ctx, node: onnx.NodeProto, rank: int) -> list[int] | None:

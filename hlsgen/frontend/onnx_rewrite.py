@@ -1,6 +1,11 @@
 """Exporters' idioms rewritten at the ONNX level, before translation (docs/passes.md, "Front-end").
 
   upgrade_opset   opsets 6..8 (PyTorch 0.3, OnnxMLTools 1.2) -> opset 13 with onnx.version_converter
+  fold_constants  every default-domain node whose inputs are all constants is evaluated once
+                  (onnx.reference) and replaced by an initializer: weights computed by Cast, Mul,
+                  Div, Reshape, Transpose, Concat ... chains, constant shape subgraphs. Quantize/
+                  DequantizeLinear stay (they carry the model's quantization); a layout op over a
+                  quantized constant is folded by the translators (Ctx.derived_static).
   conv1d_to_2d    a rank-3 (1-D) Conv becomes a 2-D Conv with H = 1: Reshape x [N,C,W] -> [N,C,1,W],
                   the weight initializer [O,I,K] -> [O,I,1,K] (also behind DequantizeLinear or a
                   QONNX Quant, whose per-channel scale gains the axis), attributes k -> (1, k),
@@ -46,6 +51,51 @@ def upgrade_opset(model: onnx.ModelProto, source: str, min_opset: int, max_opset
         text = str(e).strip()
         first = text.splitlines()[0][:200] if text else type(e).__name__
         raise HlsgenError(f"{source}: cannot convert ONNX opset {opset} to {UPGRADE_OPSET} ({first})") from None
+
+
+# ---- constant folding ------------------------------------------------------------------------------
+KEEP = frozenset({"QuantizeLinear", "DequantizeLinear", "Constant", "Identity", "Dropout"})
+
+
+def fold_constants(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
+    g = model.graph
+    known = {t.name for t in g.initializer} | {o for n in g.node if n.op_type == "Constant" for o in n.output}
+    folded: list[onnx.NodeProto] = []
+    for n in g.node:
+        if n.domain in ("", "ai.onnx") and n.op_type not in KEEP and all(i in known for i in n.input if i):
+            folded.append(n)
+            known.update(o for o in n.output if o)
+    if not folded:
+        return model
+    values = _evaluate(model, folded, source)
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    drop = {id(n) for n in folded}
+    keep = [n for n, orig in zip(m.graph.node, g.node, strict=True) if id(orig) not in drop]
+    del m.graph.node[:]
+    m.graph.node.extend(keep)
+    needed = {i for n in keep for i in n.input} | {o.name for o in m.graph.output}
+    m.graph.initializer.extend(numpy_helper.from_array(np.asarray(v), name) for name, v in values.items()
+                               if name in needed)
+    return m
+
+
+def _evaluate(model: onnx.ModelProto, nodes: list[onnx.NodeProto], source: str) -> dict[str, np.ndarray]:
+    """The outputs of `nodes` (all inputs constant), computed by the ONNX reference evaluator."""
+    from onnx.reference import ReferenceEvaluator
+
+    g = model.graph
+    consts = [n for n in g.node if n.op_type == "Constant"]
+    outs = [o for n in nodes for o in n.output if o]
+    sub = onnx.helper.make_graph(consts + nodes, "fold", [], [onnx.helper.make_tensor_value_info(o, 0, None)
+                                                             for o in outs], list(g.initializer))
+    sub_model = onnx.helper.make_model(sub, opset_imports=list(model.opset_import), ir_version=model.ir_version)
+    try:
+        results = ReferenceEvaluator(sub_model).run(None, {})
+    except Exception as e:  # the evaluator raises many kinds; the first line names the op
+        text = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
+        raise HlsgenError(f"{source}: cannot evaluate the constant subgraph ({text})") from None
+    return dict(zip(outs, results, strict=True))
 
 
 # ---- 1-D convolution -> 2-D ------------------------------------------------------------------------

@@ -136,3 +136,42 @@ def test_flat_input_reshaped_then_quantized_needs_no_calibration(tmp_path) -> No
     x = rand(8, 40)
     c = compile_model(from_onnx_model(qdq_quantize(f, x, tmp_dir=tmp_path)))
     assert c.graph.tensor(c.graph.inputs[0]).qtype is not None
+
+
+def test_constant_subgraphs_are_folded_at_load() -> None:
+    """A weight computed at run time (int8 codes -> Cast -> Mul by a scale -> Reshape, as a CNTK or
+    hand-written export stores it) and a target shape computed from a constant: both are evaluated once."""
+    codes = RNG.integers(-127, 128, (4 * 12,)).astype(np.int8)
+    nodes = [node("Cast", ["wc"], ["wf"], to=onnx.TensorProto.FLOAT),
+             node("Mul", ["wf", "ws"], ["wm"]),
+             node("Reshape", ["wm", "wshape"], ["w"]),
+             node("Shape", ["w"], ["wsh"]),
+             node("Gather", ["wsh", "one"], ["n_out"], axis=0),
+             node("Concat", ["batch", "n_out"], ["yshape"], axis=0),
+             node("MatMul", ["x", "w"], ["m"]),
+             node("Reshape", ["m", "yshape"], ["y"])]
+    inits = [init("wc", codes, np.int8), init("ws", 0.05), init("wshape", np.array([12, 4]), np.int64),
+             init("one", np.array([1]), np.int64), init("batch", np.array([1]), np.int64)]
+    m = model(nodes, [vi("x", [1, 12])], [vi("y", [1, 4])], inits, opset=13)
+    g = from_onnx_model(m)
+    assert [n.op for n in g.nodes] == ["MatMul"] or {n.op for n in g.nodes} <= {"MatMul", "Reshape"}
+    x = rand(3, 12)
+    (ours,) = float_reference(compile_model(g, calib=x), x)
+    np.testing.assert_allclose(ours, x @ (codes.astype(np.float32) * np.float32(0.05)).reshape(12, 4),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_reshape_of_a_quantized_weight_is_folded() -> None:
+    """QONNX Quant(W [out, in, 1, 1]) -> Reshape [out, in] -> Transpose -> MatMul (a 1x1 conv weight reused)."""
+    nodes = [node("Quant", ["w", "s", "z", "bits"], ["wq"], name="wquant", domain=QONNX, signed=1, narrow=1),
+             node("Reshape", ["wq", "shape"], ["w2"]),
+             node("Transpose", ["w2"], ["wt"], perm=[1, 0]),
+             node("MatMul", ["x", "wt"], ["y"])]
+    w = rand(6, 12, 1, 1)
+    inits = [init("w", w), init("s", 0.25), init("z", 0.0), init("bits", 4.0),
+             init("shape", np.array([6, 12]), np.int64)]
+    m = model(nodes, [vi("x", [1, 12])], [vi("y", [1, 6])], inits, opset=11, extra_domains=[QONNX])
+    x = rand(3, 12)
+    (ours,) = float_reference(compile_model(from_onnx_model(m), calib=x), x)
+    wq = np.clip(np.round(w.reshape(6, 12) / 0.25), -7, 7) * 0.25
+    np.testing.assert_allclose(ours, x @ wq.T, rtol=1e-5, atol=1e-5)
