@@ -45,7 +45,7 @@ class QuantConfig:
     multiplier_bits: int = 16
     bias_bits: int = 32
     max_acc_bits: int = 48
-    fuse_across_qdq: bool = True
+    fuse_across_qdq: bool = False
 
 
 @dataclass(frozen=True)

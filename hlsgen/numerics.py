@@ -5,15 +5,20 @@ how weights and biases are quantized, how a 64-bit scaled accumulator is rounded
 activation (requant), and how wide accumulators must be. The golden model, the quantize pass and
 the backends all call these functions; nothing else rounds.
 
-Requant, the one rounding step inside the network:
+Requant, the rounding step inside the network:
     v = acc * M                     (plus (skip - zp_s) * Mb for a residual add; M_neg for v < 0 leaky)
     y = clamp(zp_y + round_shift(v, S), lo, hi)
 with integer multipliers M (signed, |M| < 2**(bits-1)) and a shift S >= 0 per output channel.
+A layer fused across a tensor the source model quantizes (conv -> Q(t) -> DQ -> BN/Add/act -> Q(y))
+rounds twice, exactly as the model does (`fused_epilogue` with a `mid` step):
+    t = clamp(zp_t + round_shift(acc * M1, S1), lo_t, hi_t)
+    y = clamp(zp_y + round_shift((t - zp_t) * M + (skip - zp_s) * Mb + B2, S), lo, hi)
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -172,6 +177,49 @@ def scale_accumulator(acc: np.ndarray, mult: np.ndarray, mult_neg: np.ndarray | 
     if mult_neg is not None:
         v = np.where(v < 0, acc * mult_neg, v)
     return v
+
+
+@dataclass(frozen=True)
+class RequantStep:
+    """One rounding step: y = clamp(zp + round_shift(x * M (M_neg where negative), S), lo, hi).
+    Arrays broadcast per channel against the value they scale."""
+
+    mult: np.ndarray
+    shift: np.ndarray
+    zero_point: int
+    lo: int
+    hi: int
+    mult_neg: np.ndarray | None = None
+
+
+def fused_epilogue(acc: np.ndarray, last: RequantStep, mid: RequantStep | None = None,
+                   skip: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                   bias: np.ndarray | None = None, rounding: Rounding = "half_even") -> np.ndarray:
+    """The epilogue of a Conv/Gemm layer, one or two roundings.
+
+    mid (the model's own intermediate quantizer, two-step form):
+        t = clamp(zp_t + round_shift(acc * M1, S1), lo_t, hi_t);  x = t - zp_t      (else x = acc)
+    then v = x * M (M_neg where x * M < 0) + (skip - zp_s) * Mb + B2 and
+        y = clamp(zp_y + round_shift(v, S), lo, hi).
+    `skip` is (codes, zp_s, Mb); `bias` is B2 (already at the scale 2^S of v).
+    """
+    x = np.asarray(acc, dtype=np.int64)
+    if mid is not None:
+        t = requantize(scale_accumulator(x, mid.mult, mid.mult_neg), mid.shift, mid.zero_point, mid.lo, mid.hi,
+                       rounding)
+        x = t - mid.zero_point
+    v = scale_accumulator(x, last.mult, last.mult_neg)
+    if skip is not None:
+        codes, zp_s, mult_s = skip
+        v = v + (np.asarray(codes, dtype=np.int64) - zp_s) * mult_s
+    if bias is not None:
+        v = v + bias
+    return requantize(v, last.shift, last.zero_point, last.lo, last.hi, rounding)
+
+
+def scaled_bias(real_bias: np.ndarray, out_scale: float, shift: np.ndarray) -> np.ndarray:
+    """B2 = round_half_even(b / s_y * 2^S): a real additive term at the scale of v = x·M (2^S per LSB)."""
+    return round_real(np.asarray(real_bias, dtype=np.float64) / out_scale * np.exp2(np.asarray(shift, np.float64)))
 
 
 # ---- accumulator width ----------------------------------------------------------------------------

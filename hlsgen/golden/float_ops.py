@@ -67,16 +67,30 @@ def conv(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
                dilations=pair(node.attr("dilations"), 1), group=int(node.attr("group", 1)),
                matmul=np.matmul)
     y = y + b.reshape(1, -1, 1, 1)
-    if len(inputs) > 3:
-        y = y + real_input(node, graph, inputs, 3)
-    return activation(y, node)
+    skip = real_input(node, graph, inputs, 3) if len(inputs) > 3 else None
+    if skip is not None and node.attr("mid") is None:
+        y = y + skip
+    return _step2(activation(y, node), node, skip)
+
+
+def _step2(t: np.ndarray, node: Node, skip: np.ndarray | None) -> np.ndarray:
+    """Step 2 of a two-step epilogue (passes/two_step.py) in float: post_act(post_a·t + post_b + skip).
+    The intermediate quantizer itself is the quantize pass's business; here t stays real."""
+    if node.attr("mid") is None:
+        return t
+    a = _channel_vector(np.asarray(node.attr("post_a")), t.ndim, 1)
+    y = a * t + _channel_vector(np.asarray(node.attr("post_b")), t.ndim, 1)
+    if skip is not None:
+        y = y + skip
+    post = {k[5:]: v for k, v in node.attrs.items() if k.startswith("post_")}
+    return activation(y, Node(node.name, node.op, (), (), post))
 
 
 def gemm(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     x, w, b = (real_input(node, graph, inputs, i) for i in range(3))
     if x.ndim != 2:
         raise ValueError(f"{node.name} (Gemm): input must be [N, K], got shape {x.shape}")
-    return activation(x @ w.T + b, node)
+    return _step2(activation(x @ w.T + b, node), node, None)
 
 
 def matmul(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:

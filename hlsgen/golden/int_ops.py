@@ -1,7 +1,8 @@
 """Golden kernels of the integer ops of docs/ir.md: exact, every value an int64 code.
 
 Inputs are integer codes (the executor passes constants' int64 codes). The requant step is always
-`numerics.scale_accumulator` followed by `numerics.requantize`; nothing here rounds on its own.
+`numerics.scale_accumulator` followed by `numerics.requantize` (for QConv/QGemm both inside
+`numerics.fused_epilogue`, which adds the optional first step); nothing here rounds on its own.
 Per-channel attributes (mult, shift, mult_neg, skip_mult, ...) are tuples with one entry per
 channel or a single entry for the whole tensor. Absent `zp`, `lo`, `hi` default to the output
 tensor's qtype (zero point, type range).
@@ -51,9 +52,15 @@ def _required(node: Node, key: str, ndim: int, axis: int) -> np.ndarray:
 
 def requant(node: Node, graph: Graph, v: np.ndarray, axis: int = 1) -> np.ndarray:
     """y = clamp(zp + round_shift(v, shift), lo, hi) with the node's requant attributes."""
+    zp, lo, hi = _out_requant(node, graph)
+    shift = _required(node, "shift", v.ndim, axis)
+    return numerics.requantize(v, shift, zp, lo, hi, node.attr("rounding", "half_even"))
+
+
+def _out_requant(node: Node, graph: Graph) -> tuple[int, int, int]:
+    """(zp, lo, hi) of the output requant: attributes, else the output tensor's qtype."""
     qt = graph.tensor(node.outputs[0]).qtype
-    zp_default = None if qt is None else int(qt.zero_point.reshape(-1)[0])
-    zp = node.attr("zp", zp_default)
+    zp = node.attr("zp", None if qt is None else int(qt.zero_point.reshape(-1)[0]))
     lo = node.attr("lo", None if qt is None else qt.int.lo)
     hi = node.attr("hi", None if qt is None else qt.int.hi)
     if zp is None or lo is None or hi is None:
@@ -61,20 +68,28 @@ def requant(node: Node, graph: Graph, v: np.ndarray, axis: int = 1) -> np.ndarra
     zps = np.asarray(zp, dtype=np.int64).reshape(-1)
     if zps.size != 1:
         raise ValueError(f"{node.name} ({node.op}): output zero point must be one integer, got {zp}")
-    shift = _required(node, "shift", v.ndim, axis)
-    rounding = node.attr("rounding", "half_even")
-    return numerics.requantize(v, shift, int(zps[0]), int(lo), int(hi), rounding)
+    return int(zps[0]), int(lo), int(hi)
 
 
 def _scaled_acc(node: Node, graph: Graph, acc: np.ndarray, skip: np.ndarray | None) -> np.ndarray:
-    """QConv/QGemm epilogue: acc·mult (mult_neg where negative) [+ (skip − skip_zp)·skip_mult], requant."""
+    """QConv/QGemm epilogue (numerics.fused_epilogue): with `mid_*` attributes the model's own
+    intermediate quantizer first, then acc or (t − mid_zp) times mult [+ skip] [+ post_bias], requant."""
     nd = acc.ndim
-    mult, mult_neg = _required(node, "mult", nd, 1), channel_param(node, "mult_neg", nd, 1)
-    v = numerics.scale_accumulator(acc, mult, mult_neg)
+    zp, lo, hi = _out_requant(node, graph)
+    last = numerics.RequantStep(_required(node, "mult", nd, 1), _required(node, "shift", nd, 1), zp, lo, hi,
+                                channel_param(node, "mult_neg", nd, 1))
+    mid = None
+    if node.attr("mid_mult") is not None:
+        mid = numerics.RequantStep(_required(node, "mid_mult", nd, 1), _required(node, "mid_shift", nd, 1),
+                                   int(node.attr("mid_zp")), int(node.attr("mid_lo")), int(node.attr("mid_hi")),
+                                   channel_param(node, "mid_mult_neg", nd, 1))
+    skip_args = None
     if skip is not None:
         skip_zp = channel_param(node, "skip_zp", nd, 1, 0)
-        v = v + (skip - skip_zp) * _required(node, "skip_mult", nd, 1)
-    return requant(node, graph, v, axis=1)
+        assert skip_zp is not None
+        skip_args = (skip, skip_zp, _required(node, "skip_mult", nd, 1))
+    return numerics.fused_epilogue(acc, last, mid, skip_args, channel_param(node, "post_bias", nd, 1),
+                                   node.attr("rounding", "half_even"))
 
 
 # ---- host boundary --------------------------------------------------------------------------------

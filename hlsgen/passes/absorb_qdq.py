@@ -9,9 +9,11 @@ Math:    DQ(Q(x)) is the fake-quantized x; the quantize pass later makes x reall
          same qtype, so the annotation carries exactly the model's quantization.
          A Q of a float constant is evaluated now: codes = numerics.quantize(value, qtype).
          A quantizer whose zero point is its type's lowest code clamps at real 0: that is how
-         onnxruntime's QDQ export absorbs a Relu. Where such a tensor is made by a Conv, Gemm,
-         MatMul or BatchNormalization, an explicit Relu is restored (it fuses back into the layer),
-         so fusions that drop this intermediate rounding (residual add, BN fold) keep the clamp.
+         onnxruntime's QDQ export absorbs a Relu. Only with the opt-in approximation
+         `quant.fuse_across_qdq: true`, where such a tensor is made by a Conv, Gemm, MatMul or
+         BatchNormalization an explicit Relu is restored (it fuses back into the layer), so fusions
+         that drop this intermediate rounding (residual add, BN fold) keep at least the clamp. By
+         default fusions keep the quantizer itself (two-step epilogue), clamp included.
 Refuses when: a Dequantize reads a non-constant tensor not made by a Quantize (integer model input),
          or one tensor is quantized twice with different parameters.
 """

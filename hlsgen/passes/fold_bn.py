@@ -9,9 +9,16 @@ Requires: scalings_to_affine (Affines from constant Mul/Add are folded the same 
 Math:    float64 throughout, before weight quantization. Channels whose variance is below
          `bn.var_floor` are raised to it and reported (node, channel, variance); gamma = 0 gives a
          zero channel; negative gamma flips the channel's weights (or its scale sign).
-         With `quant.fuse_across_qdq: false` nothing folds across a tensor the model quantizes.
+         Across a tensor the model quantizes (conv → Q(t) → DQ → BN → Q(y)) nothing is folded into
+         the weights: the BN becomes step 2 of a two-step epilogue (passes/two_step.py), so the
+         layer still rounds to t first: y = Q_y(a·Q_t(conv) + b) (note `two_step`). With
+         `quant.fuse_across_qdq: true` (opt-in approximation) it folds as if t were float and that
+         rounding and clamp are dropped (note `fused_rounding`). Two affines with a quantizer
+         between them stay separate.
 Refuses when: any BN parameter is NaN/Inf or a variance is negative (error naming node and
-         channel); with `bn.floor_is_error`, any floored channel is an error.
+         channel); with `bn.floor_is_error`, any floored channel is an error. Does not fold when the
+         layer output has other readers, the layer has a residual input, an activation before an
+         unquantized BN, or the fold would need a third rounding.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import numpy as np
 
 from hlsgen.errors import HlsgenError
 from hlsgen.ir import Edit, Graph, Node, Note, QType, Tensor
+from hlsgen.passes import two_step
 from hlsgen.passes.affine import affine_node
 from hlsgen.passes.context import PassContext
 from hlsgen.passes.rewrite import dropped_rounding, rewrite_all
@@ -72,25 +80,49 @@ def _check_params(node: Node, *params: np.ndarray) -> None:
 def _fold_affine(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:
     if node.op != "Affine":
         return None
-    prev = graph.producer(node.inputs[0])
-    if prev is None or graph.single_consumer(node.inputs[0]) is None:
+    t = node.inputs[0]
+    prev = graph.producer(t)
+    if prev is None or graph.single_consumer(t) is None:
         return None
-    if not across_qdq and graph.tensor(node.inputs[0]).qtype is not None:
-        return None  # keep the model's own rounding of the layer output (quant.fuse_across_qdq: false)
     a, b = graph.tensor(node.inputs[1]).real_value(), graph.tensor(node.inputs[2]).real_value()
+    crosses = two_step.quantized(graph, t) and not across_qdq
+    gain = float(np.max(np.abs(a)))
     if prev.op == "Affine":
+        if crosses:
+            return None  # the model rounds between the two affines: they stay two layers
         pa, pb = graph.tensor(prev.inputs[1]).real_value(), graph.tensor(prev.inputs[2]).real_value()
         merged, consts = affine_node(prev.name, prev.inputs[0], node.outputs[0], pa * a, pb * a + b)
-        notes = dropped_rounding(graph, node.inputs[0], prev.name, float(np.max(np.abs(a))))
+        notes = dropped_rounding(graph, t, prev.name, gain)
         return Edit(remove=(prev.name, node.name), add=(merged,), tensors=consts, notes=notes)
-    if prev.op not in ("Conv", "Gemm") or prev.attr("act") != "none" or len(prev.inputs) > 3:
+    if prev.op not in ("Conv", "Gemm") or len(prev.inputs) > 3:
+        return None
+    if crosses or two_step.has_mid(prev):
+        return _fold_into_step2(graph, node, prev, a, b, crosses)
+    if prev.attr("act") != "none":
         return None
     weight = _scaled_weight(graph.tensor(prev.inputs[1]), a, f"{prev.name}.weight_folded")
     old_b = graph.tensor(prev.inputs[2]).real_value()
     bias = Tensor(f"{prev.name}.bias_folded", old_b.shape, None, old_b * a + b)
     fused = Node(prev.name, prev.op, (prev.inputs[0], weight.name, bias.name), node.outputs, prev.attrs)
-    notes = dropped_rounding(graph, node.inputs[0], prev.name, float(np.max(np.abs(a))))
+    notes = dropped_rounding(graph, t, prev.name, gain)
     return Edit(remove=(prev.name, node.name), add=(fused,), tensors=(weight, bias), notes=notes)
+
+
+def _fold_into_step2(graph: Graph, node: Node, prev: Node, a: np.ndarray, b: np.ndarray,
+                     crosses: bool) -> Edit | None:
+    """The model quantizes the layer output before the affine: the affine becomes step 2 of a
+    two-step epilogue (or joins a step 2 that has no activation yet)."""
+    if crosses:
+        if two_step.has_mid(prev):
+            return None  # a third rounding: the affine stays a layer of its own
+        attrs = two_step.start(graph, prev, node.inputs[0], a, b)
+        notes = two_step.kept_rounding_note(graph, node.inputs[0], prev.name)
+    elif prev.attr("post_act") == "none":
+        attrs, notes = two_step.post_affine(prev, a, b), ()
+    else:
+        return None
+    fused = Node(prev.name, prev.op, prev.inputs, node.outputs, attrs)
+    return Edit(remove=(prev.name, node.name), add=(fused,), notes=notes)
 
 
 def _scaled_weight(w: Tensor, a: np.ndarray, name: str) -> Tensor:

@@ -6,6 +6,9 @@ Math (see docs/numerics.md):
     acc      = bias[c] + Σ x_q·w_q          (x padded with zp_x, which is real 0)
     requant  v = acc·M[c] [+ (skip − zp_s)·Mb[c]],  M/2^S ≈ s_x·s_w[c]/s_y,  Mb/2^S ≈ s_s/s_y
              y = clamp(zp_y + round_shift(v, S[c]), lo, hi)
+    two-step (the model quantizes t between the layer and its fused ops, passes/two_step.py):
+             t = clamp(zp_t + round_shift(acc·M1[c], S1[c]), lo_t, hi_t)
+             v = (t − zp_t)·M[c] [+ (skip − zp_s)·Mb[c]] [+ B2[c]],  then y as above
     clamps   lo/hi from the output type, then raised/lowered by ReLU/Clip bounds in codes
 """
 
@@ -23,6 +26,7 @@ from hlsgen.numerics import (
     accumulator_bits,
     quantize_bias,
     round_real,
+    scaled_bias,
     shared_shift_multipliers,
     signed_bits_for,
     weight_qtype_and_codes,
@@ -74,25 +78,91 @@ def layer_attrs(graph: Graph, node: Node, codes: np.ndarray, s_w: np.ndarray,
     except ValueError as e:
         raise HlsgenError(f"node {node.name}: {e}") from None
     bias = b_q - zp_x * codes.reshape(codes.shape[0], -1).sum(axis=1)
+    skip = _qtype(graph, node.inputs[3]) if len(node.inputs) > 3 else None
+    if node.attr("mid") is None:
+        attrs, first = _single_step(node, acc_scale, qy, skip, st.multiplier_bits), "mult"
+    else:
+        attrs, first = _two_step(node, acc_scale, qy, skip, st.multiplier_bits), "mid_mult"
+    if skip is not None:
+        attrs["skip_zp"] = int(skip.zero_point)
+    acc_bits = accumulator_bits(codes, qx.int, bias)
+    all_mults = [np.asarray(v) for k, v in attrs.items() if k.endswith(("mult", "mult_neg")) and v is not None]
+    mult_bits = signed_bits_for(max(int(np.max(np.abs(m), initial=0)) for m in all_mults))
+    first_bits = signed_bits_for(max(int(np.max(np.abs(attrs[k]), initial=0))
+                                     for k in (first, f"{first}_neg") if attrs.get(k) is not None))
+    _check_widths(node, acc_bits, first_bits, st)
+    attrs.update(rounding=st.rounding, acc_bits=acc_bits, mult_bits=mult_bits, act=node.attr("act"),
+                 reproduces=_reproduces(node, qy))
+    return attrs, bias
+
+
+def _single_step(node: Node, acc_scale: np.ndarray, qy: QType, skip: QType | None, bits: int) -> dict[str, Any]:
+    """v = acc·M [+ (skip − zp_s)·Mb], M/2^S ≈ s_x·s_w[c]/s_y, one rounding (numerics.md §7–8)."""
+    n = acc_scale.size
     ratios = [acc_scale / float(qy.scale)]
-    extra: dict[str, Any] = {}
-    if len(node.inputs) > 3:
-        qs = _qtype(graph, node.inputs[3])
-        ratios.append(np.full(codes.shape[0], float(qs.scale) / float(qy.scale)))
-        extra["skip_zp"] = int(qs.zero_point)
+    if skip is not None:
+        ratios.append(np.full(n, float(skip.scale) / float(qy.scale)))
     if node.attr("act") == "leaky":
         ratios.append(ratios[0] * float(node.attr("alpha")))
-    mults, shift = multipliers(node, ratios, st.multiplier_bits)
+    mults, shift = multipliers(node, ratios, bits)
     lo, hi = clamp_codes(qy, node.attr("clip_min", -math.inf), node.attr("clip_max", math.inf))
-    acc_bits = accumulator_bits(codes, qx.int, bias)
-    mult_bits = signed_bits_for(max(int(np.max(np.abs(m), initial=0)) for m in mults))
-    _check_widths(node, acc_bits, mult_bits, st)
     attrs = {"mult": _ints(mults[0]), "shift": _ints(shift), "zp": int(qy.zero_point), "lo": lo, "hi": hi,
-             "rounding": st.rounding, "mult_neg": _ints(mults[-1]) if node.attr("act") == "leaky" else None,
-             "acc_bits": acc_bits, "mult_bits": mult_bits, "act": node.attr("act"), **extra}
-    if len(node.inputs) > 3:
+             "mult_neg": _ints(mults[-1]) if node.attr("act") == "leaky" else None}
+    if skip is not None:
         attrs["skip_mult"] = _ints(mults[1])
-    return attrs, bias
+    return attrs
+
+
+def _two_step(node: Node, acc_scale: np.ndarray, qy: QType, skip: QType | None, bits: int) -> dict[str, Any]:
+    """Step 1 reproduces the model's quantizer of t, step 2 the ops after it (numerics.md §8):
+    t = clamp(zp_t + round_shift(acc·M1, S1), lo_t, hi_t),   M1/2^S1 ≈ s_x·s_w[c]/s_t
+    y = clamp(zp_y + round_shift((t − zp_t)·M + (skip − zp_s)·Mb + B2, S), lo, hi),
+        M/2^S ≈ post_a[c]·s_t/s_y,  Mb/2^S ≈ s_s/s_y,  B2 = round(post_b[c]/s_y · 2^S)."""
+    qt: QType = node.attr("mid")
+    n, s_t, s_y = acc_scale.size, float(qt.scale), float(qy.scale)
+    r1 = [acc_scale / s_t] + ([acc_scale / s_t * float(node.attr("alpha"))] if node.attr("act") == "leaky" else [])
+    m1, sh1 = multipliers(node, r1, bits)
+    lo_t, hi_t = clamp_codes(qt, node.attr("clip_min", -math.inf), node.attr("clip_max", math.inf))
+    post_a = np.broadcast_to(np.asarray(node.attr("post_a"), dtype=np.float64), (n,))
+    r2 = [post_a * s_t / s_y] + ([np.full(n, float(skip.scale) / s_y)] if skip is not None else [])
+    leaky = node.attr("post_act") == "leaky"
+    if leaky:
+        r2.append(r2[0] * float(node.attr("post_alpha")))
+    m2, sh2 = multipliers(node, r2, bits)
+    lo, hi = clamp_codes(qy, node.attr("post_clip_min", -math.inf), node.attr("post_clip_max", math.inf))
+    post_b = np.broadcast_to(np.asarray(node.attr("post_b"), dtype=np.float64), (n,))
+    attrs = {"mid_mult": _ints(m1[0]), "mid_mult_neg": _ints(m1[1]) if len(m1) > 1 else None,
+             "mid_shift": _ints(sh1), "mid_zp": int(qt.zero_point), "mid_lo": lo_t, "mid_hi": hi_t,
+             "mult": _ints(m2[0]), "mult_neg": _ints(m2[-1]) if leaky else None, "shift": _ints(sh2),
+             "zp": int(qy.zero_point), "lo": lo, "hi": hi, "post_act": node.attr("post_act")}
+    if skip is not None:
+        attrs["skip_mult"] = _ints(m2[1])
+    if np.any(post_b != 0):
+        if np.max(np.abs(post_b) / s_y * np.exp2(sh2.astype(np.float64))) >= 2.0 ** 61:
+            raise HlsgenError(f"node {node.name}: the additive term of its second requant step needs more than "
+                              "62 bits")
+        attrs["post_bias"] = _ints(scaled_bias(post_b, s_y, sh2))
+    _check_step2(node, attrs, qt, skip)
+    return attrs
+
+
+def _check_step2(node: Node, attrs: dict[str, Any], qt: QType, skip: QType | None) -> None:
+    """|(t − zp_t)·M| + |(skip − zp_s)·Mb| + |B2| must fit the 64-bit sum of step 2."""
+    zp_t = int(qt.zero_point)
+    x = max(abs(attrs["mid_lo"] - zp_t), abs(attrs["mid_hi"] - zp_t))
+    m = max(abs(v) for k in ("mult", "mult_neg") for v in (attrs.get(k) or (0,)))
+    bound = x * m + max((abs(v) for v in attrs.get("post_bias", (0,))), default=0)
+    if skip is not None:
+        zp_s = int(skip.zero_point)
+        bound += max(abs(skip.int.lo - zp_s), abs(skip.int.hi - zp_s)) * max(abs(v) for v in attrs["skip_mult"])
+    if bound >= 1 << 62:
+        raise HlsgenError(f"node {node.name}: the second requant step of its epilogue does not fit 63 bits")
+
+
+def _reproduces(node: Node, qy: QType) -> tuple[str, ...]:
+    """The quantizers of the source graph this layer's epilogue reproduces, in order."""
+    out = f"Q({node.outputs[0]}) {qy!r}"
+    return (f"Q({node.attr('mid_tensor')}) {node.attr('mid')!r}", out) if node.attr("mid") is not None else (out,)
 
 
 def multipliers(node: Node, ratios: list[np.ndarray], bits: int) -> tuple[list[np.ndarray], np.ndarray]:

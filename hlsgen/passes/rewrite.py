@@ -36,12 +36,14 @@ def const_value(graph: Graph, name: str) -> np.ndarray | None:
 
 
 def dropped_rounding(graph: Graph, tensor: str, layer: str, gain: float = 1.0) -> tuple[Note, ...]:
-    """A note when a fusion makes `tensor` internal although the model quantizes it: that rounding
-    disappears (the fused result is closer to exact math). `gain` bounds how much a change of that
-    tensor moves the layer output (|a| of a folded BN; 1 for an add or an activation)."""
+    """A note when a single-rounding fusion makes `tensor` internal although the model quantizes it
+    (only with the opt-in approximation quant.fuse_across_qdq: true): that rounding and its clamp
+    disappear, so the layer's results differ from the model's. `gain` bounds how much a change of
+    that tensor moves the layer output (|a| of a folded BN; 1 for an add or an activation)."""
     t = graph.tensor(tensor)
     if t.qtype is None:
         return ()
-    return (Note("fused_rounding", layer, f"model's rounding (and clamp) of {tensor} fused away",
+    return (Note("fused_rounding", layer, "approximation (quant.fuse_across_qdq: true): the model's rounding "
+                 f"and clamp of {tensor} are dropped",
                  {"tensor": tensor, "aliases": list(t.aliases), "scale": float(np.max(np.abs(t.qtype.scale))),
                   "gain": float(gain)}),)

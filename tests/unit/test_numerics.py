@@ -546,3 +546,49 @@ def test_accumulator_bits_negative_control():
     pos, neg = np.array([[1]]), np.array([[-1]])
     assert exhaustive_acc_bits(pos, INT8, None) != exhaustive_acc_bits(neg, INT8, None)
     assert nu.accumulator_bits(pos, INT8, None) != exhaustive_acc_bits(neg, INT8, None)
+
+
+# ---- two-step epilogue -----------------------------------------------------------------------------
+def _exact_two_step(acc, m1, s1, zp_t, lo_t, hi_t, m, s, zp, lo, hi, skip=None, bias=0, up=False):
+    """The two-step epilogue on Python integers with Fractions (ties: even, or toward +inf)."""
+    def rnd(f: Fraction) -> int:
+        fl = f.numerator // f.denominator
+        rem = f - fl
+        return fl + (1 if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and (up or fl % 2 == 1)) else 0)
+    t = min(max(zp_t + rnd(Fraction(acc * m1, 2 ** s1)), lo_t), hi_t)
+    v = (t - zp_t) * m + bias + (0 if skip is None else (skip[0] - skip[1]) * skip[2])
+    return min(max(zp + rnd(Fraction(v, 2 ** s)), lo), hi)
+
+
+@pytest.mark.parametrize("rounding", ["half_even", "half_up"])
+def test_fused_epilogue_two_steps_exhaustive(rounding):
+    """Every accumulator in a range that makes the intermediate round on ties (acc·3/2^2) and
+    saturate at both ends; step 2 with a skip and a bias, against Fractions."""
+    acc = np.arange(-300, 301, dtype=np.int64)
+    mid = nu.RequantStep(np.int64(3), np.int64(2), -5, -128, 127)
+    last = nu.RequantStep(np.int64(5), np.int64(3), 7, -100, 90)
+    skip = np.resize(np.arange(-128, 128, dtype=np.int64), acc.size)
+    y = nu.fused_epilogue(acc, last, mid, (skip, 3, np.int64(2)), np.int64(-9), rounding)
+    want = [_exact_two_step(int(a), 3, 2, -5, -128, 127, 5, 3, 7, -100, 90, (int(s), 3, 2), -9,
+                            rounding == "half_up") for a, s in zip(acc, skip, strict=True)]
+    assert y.tolist() == want
+    t_raw = acc * 3 / 4 - 5
+    assert np.any(t_raw > 127) and np.any(t_raw < -128)  # the intermediate saturates both ways
+    assert np.any((acc * 3) % 4 == 2)  # and rounds on ties
+
+
+def test_fused_epilogue_negative_controls():
+    """Dropping the intermediate clamp or rounding (the single-rounding form) changes results."""
+    acc = np.arange(-300, 301, dtype=np.int64)
+    mid = nu.RequantStep(np.int64(3), np.int64(2), -5, -128, 127)
+    last = nu.RequantStep(np.int64(5), np.int64(3), 7, -128, 127)
+    good = nu.fused_epilogue(acc, last, mid)
+    no_clamp = nu.fused_epilogue(acc, last, nu.RequantStep(np.int64(3), np.int64(2), -5, -10**6, 10**6))
+    single = nu.fused_epilogue(acc, nu.RequantStep(np.int64(15), np.int64(5), 7, -128, 127))  # exact product
+    assert not np.array_equal(good, no_clamp)
+    assert not np.array_equal(good, single)
+    assert np.array_equal(nu.fused_epilogue(acc, last), nu.requantize(acc * 5, 3, 7, -128, 127))
+
+
+def test_scaled_bias_rounds_half_even():
+    assert nu.scaled_bias(np.array([0.75, -0.75, 1.25]), 0.5, np.array([0, 0, 2])).tolist() == [2, -2, 10]

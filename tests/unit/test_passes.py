@@ -240,9 +240,11 @@ def _real(p: dict[str, np.ndarray], made_by: dict[str, onnx.NodeProto], name: st
     return (p[dq.input[0]].astype(np.int64) - zp) * scale
 
 
-def check_qdq_fold(model: onnx.ModelProto, folded: Graph) -> int:
-    """Every Conv followed (through a Q/DQ pair) by a BN: codes kept, per-channel scale = s·a.
-    Returns how many were checked."""
+def check_qdq_fold(model: onnx.ModelProto, folded: Graph, across: bool = False) -> int:
+    """Every Conv followed (through a Q/DQ pair) by a BN. Default (two-step): codes, weight scale and
+    bias untouched, the conv output's quantizer kept (`mid`) and the BN is step 2 (post_a = a,
+    post_b = β − a·μ). With fuse_across_qdq: codes kept, per-channel scale = s·a. Returns how many
+    were checked."""
     p = inits(model)
     made_by = {o: n for n in model.graph.node for o in n.output}
     readers: dict[str, list[onnx.NodeProto]] = {}
@@ -264,7 +266,18 @@ def check_qdq_fold(model: onnx.ModelProto, folded: Graph) -> int:
         a = gamma / np.sqrt(var + eps)
         node = folded.node(conv.name)
         w = folded.tensor(node.inputs[1])
-        assert w.integer and w.qtype is not None and w.qtype.axis == 0
+        assert w.integer and w.qtype is not None
+        b_real = _real(p, made_by, conv.input[2])
+        if not across:
+            assert np.array_equal(w.data, codes)
+            assert np.array_equal(w.qtype.scale, np.broadcast_to(w_scale, w.qtype.scale.shape))
+            assert node.attr("mid") is not None and node.attr("mid_tensor") == conv.output[0]
+            np.testing.assert_allclose(node.attr("post_a"), a, rtol=1e-6, atol=0)
+            np.testing.assert_allclose(node.attr("post_b"), beta - a * mean, rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(folded.tensor(node.inputs[2]).real_value(), b_real, rtol=1e-6, atol=0)
+            checked += 1
+            continue
+        assert w.qtype.axis == 0
         assert np.array_equal(w.qtype.zero_point, np.zeros(codes.shape[0], np.int64))
         live = a != 0
         assert np.array_equal(w.data[live], codes[live])  # the model's int8 codes, untouched
@@ -273,11 +286,13 @@ def check_qdq_fold(model: onnx.ModelProto, folded: Graph) -> int:
         np.testing.assert_allclose(w.qtype.scale, want_scale, rtol=1e-6, atol=0)
         # negative control: the unabsorbed scale would not pass the same comparison
         assert not np.allclose(w.qtype.scale, w_scale, rtol=1e-6, atol=0)
-        b_real = _real(p, made_by, conv.input[2])
         np.testing.assert_allclose(folded.tensor(node.inputs[2]).real_value(), b_real * a + beta - a * mean,
                                    rtol=1e-6, atol=1e-6 * float(np.abs(beta).max()))
         checked += 1
     return checked
+
+
+ACROSS = config_from_dict({"quant": {"fuse_across_qdq": True}}, "across")
 
 
 @pytest.fixture(scope="module")
@@ -292,22 +307,27 @@ def qdq_resnet() -> onnx.ModelProto:
     return zoo.qdq_quantize(float_model, zoo.random_inputs(float_model, 8, seed=8))
 
 
-def test_fold_bn_qdq_conv_bn_keeps_codes(qdq_conv_bn):
+@pytest.mark.parametrize("across", [False, True])
+def test_fold_bn_qdq_conv_bn_keeps_codes(qdq_conv_bn, across):
     model = inline_bn_dequantize(qdq_conv_bn)
-    _, fused, _, stages = float_stage(ir(model, "qdq_conv_bn"))
+    _, fused, _, stages = float_stage(ir(model, "qdq_conv_bn"), ACROSS if across else None)
     folded = stage(stages, "fold_bn")
     assert "BatchNormalization" not in ops(folded)
-    assert check_qdq_fold(model, folded) == 1
-    w = folded.tensor(folded.node("conv_3_node").inputs[1])
-    assert np.all(w.qtype.scale[[2, 4]] < 0)  # negative gamma: the scale's sign flips, codes stay
+    assert check_qdq_fold(model, folded, across) == 1
+    node = folded.node("conv_3_node")
+    if across:  # negative gamma: the scale's sign flips, codes stay
+        assert np.all(folded.tensor(node.inputs[1]).qtype.scale[[2, 4]] < 0)
+    else:  # the conv output's rounding stays, the BN (with its negative gammas) is step 2
+        assert np.all(np.asarray(node.attr("post_a"))[[2, 4]] < 0)
 
 
-def test_fold_bn_qdq_resnet_keeps_codes(qdq_resnet):
+@pytest.mark.parametrize("across", [False, True])
+def test_fold_bn_qdq_resnet_keeps_codes(qdq_resnet, across):
     model = inline_bn_dequantize(qdq_resnet)
-    _, _, _, stages = float_stage(ir(model, "qdq_resnet"))
+    _, _, _, stages = float_stage(ir(model, "qdq_resnet"), ACROSS if across else None)
     folded = stage(stages, "fold_bn")
     assert "BatchNormalization" not in ops(folded)
-    assert check_qdq_fold(model, folded) == 6
+    assert check_qdq_fold(model, folded, across) == 6
     for conv in (n for n in model.graph.node if n.op_type == "Conv"):  # no gamma is 0: all codes equal
         dq = next(n for n in model.graph.node if conv.input[1] in n.output)
         w = folded.tensor(folded.node(conv.name).inputs[1])
@@ -755,7 +775,8 @@ def test_passes_do_not_modify_their_input(name, qdq_resnet):
             changed.append(p.__name__)
         graph = result
     # control: the comparison sees real rewrites (these passes change every one of these models)
-    assert {"fuse_epilogue", "quantize"} <= set(changed)
+    # (the QDQ resnet's epilogues are all BN two-steps: fold_bn makes them, fuse_epilogue has nothing left)
+    assert "quantize" in changed and {"fuse_epilogue", "fold_bn"} & set(changed)
 
 
 def test_purity_check_detects_in_place_changes():
