@@ -33,6 +33,7 @@ from hlsgen.frontend.onnx_rewrite import (
     conv1d_to_2d,
     default_opset,
     fold_constants,
+    unsqueeze_bn,
     upgrade_opset,
 )
 from hlsgen.ir.graph import Edit, Graph, Tensor
@@ -63,7 +64,7 @@ def from_onnx_model(model: onnx.ModelProto, source_name: str = "model") -> Graph
     """Translate an in-memory model; `source_name` names it in errors and in Graph.meta."""
     model = upgrade_opset(model, source_name, MIN_OPSET, MAX_OPSET)
     model = fold_constants(model, source_name)
-    return _Translator(conv1d_to_2d(model), source_name).run()
+    return _Translator(conv1d_to_2d(unsqueeze_bn(model)), source_name).run()
 
 
 # ---- model checks and shape inference -----------------------------------------------------------

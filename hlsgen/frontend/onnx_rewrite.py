@@ -6,6 +6,8 @@
                   Div, Reshape, Transpose, Concat ... chains, constant shape subgraphs. Quantize/
                   DequantizeLinear stay (they carry the model's quantization); a layout op over a
                   quantized constant is folded by the translators (Ctx.derived_static).
+  unsqueeze_bn    Unsqueeze(axes >= 2) -> BatchNormalization -> Squeeze(same axes), PyTorch's
+                  BatchNorm1d on [N, C], becomes the BatchNormalization on [N, C] itself
   conv1d_to_2d    a rank-3 (1-D) Conv becomes a 2-D Conv with H = 1: Reshape x [N,C,W] -> [N,C,1,W],
                   the weight initializer [O,I,K] -> [O,I,1,K] (also behind DequantizeLinear or a
                   QONNX Quant, whose per-channel scale gains the axis), attributes k -> (1, k),
@@ -96,6 +98,57 @@ def _evaluate(model: onnx.ModelProto, nodes: list[onnx.NodeProto], source: str) 
         text = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
         raise HlsgenError(f"{source}: cannot evaluate the constant subgraph ({text})") from None
     return dict(zip(outs, results, strict=True))
+
+
+# ---- Unsqueeze -> BatchNormalization -> Squeeze ------------------------------------------------------
+def unsqueeze_bn(model: onnx.ModelProto) -> onnx.ModelProto:
+    g = model.graph
+    producers = {o: n for n in g.node for o in n.output}
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for n in g.node:
+        for i in n.input:
+            readers.setdefault(i, []).append(n)
+    pairs = []
+    for bn in g.node:
+        if bn.op_type != "BatchNormalization":
+            continue
+        up, downs = producers.get(bn.input[0]), readers.get(bn.output[0], [])
+        if up is None or up.op_type != "Unsqueeze" or len(readers.get(up.output[0], [])) != 1 or len(downs) != 1:
+            continue
+        down = downs[0]
+        axes_up, axes_down = _axes(model, up), _axes(model, down) if down.op_type == "Squeeze" else None
+        if axes_up and axes_up == axes_down and min(axes_up) >= 2 and bn.output[0] not in {o.name for o in g.output}:
+            pairs.append((up, bn, down))
+    if not pairs:
+        return model
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    by_out = {n.output[0]: n for n in m.graph.node if n.output}
+    gone: set[str] = set()  # first outputs of the removed Unsqueeze and Squeeze nodes
+    for up, bn, down in pairs:
+        by_out[bn.output[0]].input[0] = up.input[0]
+        by_out[bn.output[0]].output[0] = down.output[0]
+        gone |= {up.output[0], down.output[0]}
+    keep = [n for n in m.graph.node if not (n.op_type in ("Unsqueeze", "Squeeze") and n.output[0] in gone)]
+    del m.graph.node[:]
+    m.graph.node.extend(keep)
+    return m
+
+
+def _axes(model: onnx.ModelProto, node: onnx.NodeProto) -> tuple[int, ...] | None:
+    """The constant axes of an Unsqueeze/Squeeze (attribute before opset 13, input after)."""
+    for a in node.attribute:
+        if a.name == "axes":
+            return tuple(int(v) for v in onnx.helper.get_attribute_value(a))
+    if len(node.input) < 2:
+        return None
+    for t in model.graph.initializer:
+        if t.name == node.input[1]:
+            return tuple(int(v) for v in numpy_helper.to_array(t).reshape(-1))
+    for n in model.graph.node:
+        if n.op_type == "Constant" and n.output[0] == node.input[1] and n.attribute[0].name == "value":
+            return tuple(int(v) for v in numpy_helper.to_array(n.attribute[0].t).reshape(-1))
+    return None
 
 
 # ---- 1-D convolution -> 2-D ------------------------------------------------------------------------

@@ -175,3 +175,22 @@ def test_reshape_of_a_quantized_weight_is_folded() -> None:
     (ours,) = float_reference(compile_model(from_onnx_model(m), calib=x), x)
     wq = np.clip(np.round(w.reshape(6, 12) / 0.25), -7, 7) * 0.25
     np.testing.assert_allclose(ours, x @ wq.T, rtol=1e-5, atol=1e-5)
+
+
+def test_pytorch_batchnorm1d_between_unsqueeze_and_squeeze_folds() -> None:
+    nodes = [node("Gemm", ["x", "w", "b"], ["g"], transB=1),
+             node("Unsqueeze", ["g", "ax"], ["u"]),
+             node("BatchNormalization", ["u", "gamma", "beta", "mu", "var"], ["n"], epsilon=1e-5),
+             node("Squeeze", ["n", "ax"], ["s"]),
+             node("Relu", ["s"], ["y"])]
+    inits = [init("w", rand(6, 16)), init("b", rand(6)), init("ax", np.array([2]), np.int64),
+             init("gamma", rand(6)), init("beta", rand(6)), init("mu", rand(6)), init("var", np.abs(rand(6)) + 0.5)]
+    m = model(nodes, [vi("x", [1, 16])], [vi("y", [1, 6])], inits, opset=13)
+    g = from_onnx_model(m)
+    assert not {"Unsqueeze", "Squeeze", "Reshape"} & {n.op for n in g.nodes}
+    x = rand(4, 16)
+    c = compile_model(g, calib=x)
+    assert [n.op for n in c.float_graph.nodes] == ["Gemm"]  # the BatchNorm folded into the Gemm
+    (ours,) = float_reference(c, x)
+    want = np.concatenate([run_ort(m, xi[None])["y"] for xi in x])
+    np.testing.assert_allclose(ours, want, rtol=1e-5, atol=1e-5)
