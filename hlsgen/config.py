@@ -34,6 +34,19 @@ BITS_RANGE = (2, 16)
 
 
 @dataclass(frozen=True)
+class InputQuant:
+    """`quant.input`: the input quantizer of a model that has none (QKeras exports): either a fixed
+    {bits, signed, scale, zero_point}, or a float range {min, max} from which hlsgen derives them."""
+
+    bits: int = 8
+    signed: bool = True
+    scale: float | None = None
+    zero_point: int = 0
+    min: float | None = None
+    max: float | None = None
+
+
+@dataclass(frozen=True)
 class QuantConfig:
     weight_bits: int = 8
     act_bits: int = 8
@@ -46,6 +59,7 @@ class QuantConfig:
     bias_bits: int = 32
     max_acc_bits: int = 48
     fuse_across_qdq: bool = False
+    input: InputQuant | None = None
 
 
 @dataclass(frozen=True)
@@ -157,7 +171,32 @@ def parse_quant(section: Any, where: Where) -> QuantConfig:
         bias_bits=get_int(m, "bias_bits", where, d.bias_bits, 8, 32),
         max_acc_bits=get_int(m, "max_acc_bits", where, d.max_acc_bits, 16, 56),
         fuse_across_qdq=get_bool(m, "fuse_across_qdq", where, d.fuse_across_qdq),
+        input=_parse_input(m["input"], where.child("input")) if m.get("input") is not None else None,
     )
+
+
+def _parse_input(section: Any, where: Where) -> InputQuant:
+    m = as_mapping(section, where, "a mapping such as {scale: 0.0078125, zero_point: 0} or {min: -1, max: 1}")
+    m = {k: v for k, v in m.items() if v is not None}  # to_dict() writes the unused form as nulls
+    check_keys(m, InputQuant.__dataclass_fields__, where)
+    d = InputQuant()
+    q = InputQuant(
+        bits=get_int(m, "bits", where, d.bits, *BITS_RANGE),
+        signed=get_bool(m, "signed", where, d.signed),
+        scale=get_float(m, "scale", where, None, "a number > 0", lambda x: x > 0),
+        zero_point=get_int(m, "zero_point", where, d.zero_point, -(1 << 16), 1 << 16),
+        min=get_float(m, "min", where, None),
+        max=get_float(m, "max", where, None),
+    )
+    ranged = q.min is not None or q.max is not None
+    if (q.scale is None) == (not ranged) or (ranged and (q.min is None or q.max is None)):
+        raise where.error(f"{where.path} needs either scale (with zero_point) or both min and max")
+    if ranged and not q.min < q.max:  # type: ignore[operator]
+        raise where.error(f"{where.path}: min {q.min} must be below max {q.max}")
+    lo, hi = (-(1 << (q.bits - 1)), (1 << (q.bits - 1)) - 1) if q.signed else (0, (1 << q.bits) - 1)
+    if not lo <= q.zero_point <= hi:
+        raise where.error(f"{where.key('zero_point')} {q.zero_point} is outside the {q.bits}-bit range [{lo}, {hi}]")
+    return q
 
 
 def _parse_bn(section: Any, where: Where) -> BnConfig:

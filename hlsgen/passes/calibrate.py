@@ -12,7 +12,9 @@ Math:    range [lo, hi] = min/max over the batch (or the (100-p)/p percentiles),
          2-D output -> Reshape -> Q) takes that quantizer: quantizing before or after a monotone,
          value-preserving op gives the same codes, so a fully quantized model never needs
          calibration data.
-Refuses when: a tensor needs calibration and no data was given (error listing the tensors).
+         A graph input with no quantizer takes `quant.input` when the config gives one.
+Refuses when: a tensor needs calibration and no data was given (error listing the tensors; when
+         the input is among them, it also offers `quant.input`).
 """
 
 from __future__ import annotations
@@ -41,17 +43,31 @@ def hardware_tensors(graph: Graph) -> list[str]:
 
 
 def calibrate(graph: Graph, ctx: PassContext) -> Graph:
-    graph = _quantizer_behind_layout(graph)
+    graph = _quantizer_behind_layout(_configured_input(graph, ctx))
     inherited = {n.outputs[0]: n.inputs[0] for n in graph.nodes if n.op in PASSTHROUGH_OPS}
     needed = [t for t in hardware_tensors(graph) if graph.tensor(t).qtype is None and t not in inherited]
     if needed:
         if ctx.calibration is None:
+            offer = (" or the input quantizer in the config (quant.input: {scale, zero_point} or {min, max})"
+                     if set(needed) & set(graph.inputs) else "")
             raise HlsgenError(f"tensors {', '.join(needed[:6])}{' ...' if len(needed) > 6 else ''} have no "
-                              "quantization in the model: give calibration data (--calib DATA.npy)")
+                              f"quantization in the model: give calibration data (--calib DATA.npy){offer}")
         graph = _measure(graph, needed, ctx)
     for out, src in inherited.items():  # in topological order, so chains resolve
         if graph.tensor(out).qtype is None:
             graph = graph.with_tensor(replace(graph.tensor(out), qtype=graph.tensor(src).qtype))
+    return graph
+
+
+def _configured_input(graph: Graph, ctx: PassContext) -> Graph:
+    spec = ctx.config.quant.input
+    for name in graph.inputs:
+        if spec is None or graph.tensor(name).qtype is not None:
+            continue
+        itype = IntType(spec.bits, spec.signed)
+        qtype = (QType(itype, spec.scale, spec.zero_point) if spec.scale is not None
+                 else activation_qtype(float(spec.min or 0.0), float(spec.max or 0.0), itype))
+        graph = graph.with_tensor(replace(graph.tensor(name), qtype=qtype))
     return graph
 
 

@@ -187,3 +187,30 @@ def test_hw_part_cannot_carry_tcl(tmp_path: Path, part: str) -> None:
 @pytest.mark.parametrize("part", ["xc7z020clg400-1", "xczu7ev-ffvc1156-2-e", "xcu250-figd2104-2L-e", "xc7a35tcpg236-1"])
 def test_real_part_names_pass(tmp_path: Path, part: str) -> None:
     assert load_config(write(tmp_path, f"hw: {{hls: {{part: {part}}}}}\n")).hw.hls.part == part
+
+
+def test_quant_input_forms(tmp_path: Path) -> None:
+    fixed = load_config(write(tmp_path, "quant: {input: {bits: 8, signed: true, scale: 0.0078125, zero_point: 0}}\n"))
+    assert fixed.quant.input is not None and fixed.quant.input.scale == 0.0078125
+    ranged = load_config(write(tmp_path, "quant: {input: {min: -1.0, max: 1.0}}\n"))
+    assert ranged.quant.input is not None and (ranged.quant.input.min, ranged.quant.input.max) == (-1.0, 1.0)
+    assert load_config(None).quant.input is None
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("quant: {input: {bits: 8}}", "quant.input needs either scale (with zero_point) or both min and max"),
+    ("quant: {input: {min: 0}}", "quant.input needs either scale (with zero_point) or both min and max"),
+    ("quant: {input: {scale: 0.1, min: 0, max: 1}}", "quant.input needs either scale"),
+    ("quant: {input: {min: 1, max: 0}}", "quant.input: min 1.0 must be below max 0.0"),
+    ("quant: {input: {scale: -0.1}}", "quant.input.scale must be a number > 0"),
+    ("quant: {input: {scale: 0.1, zero_point: 300}}", "quant.input.zero_point 300 is outside the 8-bit range"),
+    ("quant: {input: {scale: 0.1, signed: false, zero_point: -1}}", "outside the 8-bit range [0, 255]"),
+    ("quant: {input: {scale: 0.1, zeropoint: 1}}", "did you mean 'zero_point'"),
+])
+def test_quant_input_errors(tmp_path: Path, text: str, expected: str) -> None:
+    assert expected in error_of(tmp_path, text + "\n")
+
+
+def test_quant_input_round_trips() -> None:
+    cfg = config_from_dict({"quant": {"input": {"min": -1.0, "max": 3.0, "bits": 6, "signed": False}}}, "x")
+    assert config_from_dict(cfg.to_dict(), "again") == cfg

@@ -194,3 +194,30 @@ def test_pytorch_batchnorm1d_between_unsqueeze_and_squeeze_folds() -> None:
     (ours,) = float_reference(c, x)
     want = np.concatenate([run_ort(m, xi[None])["y"] for xi in x])
     np.testing.assert_allclose(ours, want, rtol=1e-5, atol=1e-5)
+
+
+def qkeras_like() -> onnx.ModelProto:
+    """A QKeras export: float input straight into a conv whose weights and output are quantized."""
+    nodes = [node("Quant", ["w", "sw", "z", "b4"], ["wq"], name="wquant", domain=QONNX, signed=1, narrow=1),
+             node("Conv", ["x", "wq"], ["c"], kernel_shape=[1, 1]),
+             node("Relu", ["c"], ["r"]),
+             node("Quant", ["r", "so", "z", "b8"], ["y"], name="oquant", domain=QONNX, signed=0, narrow=0)]
+    inits = [init("w", rand(3, 2, 1, 1)), init("sw", 0.125), init("z", 0.0), init("b4", 4.0), init("b8", 8.0),
+             init("so", 0.05)]
+    return model(nodes, [vi("x", [1, 2, 4, 4])], [vi("y", [1, 3, 4, 4])], inits, opset=11, extra_domains=[QONNX])
+
+
+def test_model_without_input_quantizer_asks_for_data_or_quant_input() -> None:
+    from hlsgen.config import config_from_dict
+    from hlsgen.errors import HlsgenError
+
+    g = from_onnx_model(qkeras_like())
+    with pytest.raises(HlsgenError, match=r"--calib DATA.npy\) or the input quantizer in the config \(quant.input"):
+        compile_model(g)
+    cfg = config_from_dict({"quant": {"input": {"scale": 1 / 64, "zero_point": 0}}}, "cfg")
+    c = compile_model(g, config=cfg)
+    qx = c.graph.tensor(c.graph.inputs[0]).qtype
+    assert qx is not None and (float(qx.scale), int(qx.zero_point), qx.int.bits) == (1 / 64, 0, 8)
+    ranged = compile_model(g, config=config_from_dict({"quant": {"input": {"min": -2.0, "max": 2.0}}}, "cfg"))
+    qr = ranged.graph.tensor(ranged.graph.inputs[0]).qtype
+    assert qr is not None and float(qr.scale) == 4.0 / 255
