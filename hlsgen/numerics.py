@@ -77,13 +77,17 @@ def dequantize(q: np.ndarray, qtype: QType) -> np.ndarray:
 
 
 # ---- choosing quantization parameters ---------------------------------------------------------------
-def weight_qtype_and_codes(w: np.ndarray, bits: int, axis: int = 0) -> tuple[QType, np.ndarray]:
-    """Symmetric, narrow-range, per-output-channel weight quantization (axis = output channel)."""
+def weight_qtype_and_codes(w: np.ndarray, bits: int, axis: int = 0,
+                           min_scale: np.ndarray | None = None) -> tuple[QType, np.ndarray]:
+    """Symmetric, narrow-range, per-output-channel weight quantization (axis = output channel).
+    `min_scale` floors the scale per channel (see bias_scale_floor)."""
     w = np.asarray(w, dtype=np.float64)
     itype = IntType(bits, True, narrow=True)
     other = tuple(i for i in range(w.ndim) if i != axis)
     absmax = np.max(np.abs(w), axis=other) if other else np.abs(w)
     scale = np.where(absmax > 0, absmax / itype.hi, 1.0)
+    if min_scale is not None:
+        scale = np.maximum(scale, min_scale)
     qt = QType(itype, scale, np.zeros_like(scale, dtype=np.int64), axis=axis)
     return qt, quantize(w, qt)
 
@@ -103,6 +107,16 @@ def activation_qtype(lo: float, hi: float, itype: IntType, symmetric: bool = Fal
     scale = (hi - lo) / (itype.hi - itype.lo)
     zp = int(np.clip(round_real(np.float64(itype.lo - lo / scale)), itype.lo, itype.hi))
     return QType(itype, scale, zp)
+
+
+def bias_scale_floor(b: np.ndarray, s_x: float, bits: int = 32) -> np.ndarray:
+    """The smallest weight scale per channel at which the bias still fits `bits` bits at the
+    accumulator scale s_x * s_w: |b| / (s_x * (2^(bits-1) - 1)), with a relative margin of 2^-40
+    so that round(b / (s_x * s_w)) cannot exceed the limit. A dead or near-constant channel (weights
+    ~1e-30 beside a bias of 0.15, as in a trained network) gets a scale its weights round to 0 in,
+    which is what they contribute."""
+    limit = float((1 << (bits - 1)) - 1)
+    return np.abs(np.asarray(b, dtype=np.float64)) / (float(s_x) * limit) * (1.0 + 2.0 ** -40)
 
 
 def quantize_bias(b: np.ndarray, acc_scale: np.ndarray, bits: int = 32) -> np.ndarray:

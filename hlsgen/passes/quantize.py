@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from hlsgen.ir import Graph, IntType, Node, QType, Tensor
+from hlsgen.ir import Graph, IntType, Node, Note, QType, Tensor
+from hlsgen.numerics import bias_scale_floor
 from hlsgen.passes.check_supported import host_tail
 from hlsgen.passes.context import PassContext
 from hlsgen.passes.fuse_epilogue import activation_attrs
@@ -36,6 +37,7 @@ class _Builder:
     rounding: str
     nodes: list[Node]
     tensors: dict[str, Tensor]
+    notes: list[Note] = field(default_factory=list)
 
     def int_tensor(self, name: str, qtype_from: str | None = None) -> str:
         t = self.float_graph.tensor(name)
@@ -65,6 +67,7 @@ def quantize(graph: Graph, ctx: PassContext) -> Graph:
         LOWERINGS[n.op](b, n)
     outputs = _host_side(graph, b, tail)
     return replace(graph, nodes=tuple(b.nodes), tensors=b.tensors, outputs=outputs,
+                   notes=graph.notes + tuple(b.notes),
                    meta={**graph.meta, "quantized": True}).prune()
 
 
@@ -98,7 +101,7 @@ def _settings(ctx: PassContext, name: str) -> LayerSettings:
 def _layer(b: _Builder, n: Node) -> None:
     st = b.settings(n.name)
     w = b.float_graph.tensor(n.inputs[1])
-    codes, s_w = weight_codes(w, st.weight_bits, n)
+    codes, s_w = weight_codes(w, st.weight_bits, n, _scale_floor(b, n, st))
     attrs, bias = layer_attrs(b.float_graph, n, codes, s_w, st)
     w_type = w.qtype.int if w.integer and w.qtype else IntType(st.weight_bits, True, narrow=True)
     zeros = np.zeros(len(s_w), dtype=np.int64)
@@ -112,6 +115,23 @@ def _layer(b: _Builder, n: Node) -> None:
     inputs = (n.inputs[0], w_name, bias_name) + n.inputs[3:]
     b.nodes.append(Node(n.name, "Q" + n.op, inputs, n.outputs, {**geometry, **attrs}))
     b.int_tensor(n.outputs[0])
+
+
+def _scale_floor(b: _Builder, n: Node, st: LayerSettings) -> np.ndarray | None:
+    """Per-channel weight-scale floor that keeps the bias within bias_bits; channels it raises are
+    reported (a `weight_scale_floor` note), since their weights lose precision or round to 0."""
+    w, qx = b.float_graph.tensor(n.inputs[1]), b.float_graph.tensor(n.inputs[0]).qtype
+    if w.integer or qx is None:
+        return None
+    floor = bias_scale_floor(b.float_graph.tensor(n.inputs[2]).real_value(), float(qx.scale), st.bias_bits)
+    _, s_natural = weight_codes(w, st.weight_bits, n)
+    raised = np.flatnonzero(floor > s_natural)
+    if raised.size:
+        b.notes.append(Note("weight_scale_floor", n.name,
+                            f"{raised.size} channel(s) ({', '.join(map(str, raised[:8]))}) have weights too small "
+                            f"for their bias at {st.bias_bits} bits: weight scale raised so the bias fits",
+                            {"channels": [int(c) for c in raised]}))
+    return floor
 
 
 def _add(b: _Builder, n: Node) -> None:

@@ -55,10 +55,12 @@ def clamp_codes(out: QType, clip_min: float, clip_max: float) -> tuple[int, int]
     return lo, hi
 
 
-def weight_codes(w: Tensor, bits: int, node: Node) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, per-output-channel scale) of a weight, keeping codes the model already has."""
+def weight_codes(w: Tensor, bits: int, node: Node,
+                 min_scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, per-output-channel scale) of a weight, keeping codes the model already has; a float
+    weight's scale is floored at `min_scale` (numerics.bias_scale_floor)."""
     if not w.integer:
-        qtype, codes = weight_qtype_and_codes(w.real_value(), bits, axis=0)
+        qtype, codes = weight_qtype_and_codes(w.real_value(), bits, axis=0, min_scale=min_scale)
         return codes, qtype.scale
     assert w.qtype is not None and w.data is not None
     if w.qtype.axis not in (None, 0) or np.any(w.qtype.zero_point != 0):
