@@ -52,6 +52,7 @@ TRANSLATORS: dict[str, Translator] = {
     "Squeeze": layout.squeeze,
     "Unsqueeze": layout.unsqueeze,
     "Transpose": layout.transpose,
+    "DepthToSpace": layout.depth_to_space,
     "QuantizeLinear": quant.quantize_linear,
     "DequantizeLinear": quant.dequantize_linear,
     "Quant": quant.qonnx_quant,

@@ -150,6 +150,18 @@ def transpose(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     ctx.add_node(name, "Transpose", [x], node.output[:1], {"perm": perm}, [out])
 
 
+def depth_to_space(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
+    """DepthToSpace (DCR or CRD): a pure rearrangement, run on the host at the tail (ESPCN's
+    sub-pixel output)."""
+    x, xs = operand(ctx, node)
+    a = ctx.attrs(node)
+    block, mode = int(a.get("blocksize", 0)), str(a.get("mode", "DCR")).upper()
+    if len(xs) != 4 or block < 1 or xs[1] % (block * block) or mode not in ("DCR", "CRD"):
+        raise Unsupported(f"DepthToSpace blocksize {block} mode {mode} on {xs}")
+    out = (xs[0], xs[1] // (block * block), xs[2] * block, xs[3] * block)
+    ctx.add_node(name, "DepthToSpace", [x], node.output[:1], {"blocksize": block, "mode": mode}, [out])
+
+
 # ---- computed shapes: constant folding of shape subgraphs ---------------------------------------
 def _axes_arg(args: list[Any], a: dict[str, Any]) -> tuple[int, ...] | None:
     axes = a.get("axes") if len(args) < 2 or args[1] is None else args[1]

@@ -39,6 +39,7 @@ KERNELS: dict[str, Kernel] = {
     "Pad": F.pad,
     "Reshape": F.reshape,
     "Transpose": F.transpose,
+    "DepthToSpace": F.depth_to_space,
     "QuantizeLinear": F.quantize_linear,
     "DequantizeLinear": F.dequantize_linear,
     "Softmax": F.softmax,

@@ -208,6 +208,18 @@ def transpose(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     return np.ascontiguousarray(np.transpose(inputs[0], perm))
 
 
+def depth_to_space(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    """ONNX DepthToSpace: DCR takes the depth as (block, block, C'), CRD as (C', block, block)."""
+    x = np.asarray(inputs[0])
+    n, c, h, w = x.shape
+    b = int(node.attr("blocksize"))
+    if node.attr("mode") == "CRD":
+        y = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    else:
+        y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    return np.ascontiguousarray(y.reshape(n, c // (b * b), h * b, w * b))
+
+
 # ---- quantization boundary ------------------------------------------------------------------------
 def quantize_linear(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     qt = _qtype(graph, node.outputs[0], node)

@@ -17,7 +17,7 @@ from hlsgen.passes.context import PassContext
 
 HARDWARE_OPS = ("Conv", "Gemm", "Add", "MaxPool", "AveragePool", "GlobalAveragePool", "Relu", "Clip",
                 "LeakyRelu", "Reshape", "Transpose")
-HOST_TAIL_OPS = ("Softmax", "LogSoftmax", "Sigmoid", "Tanh")
+HOST_TAIL_OPS = ("Softmax", "LogSoftmax", "Sigmoid", "Tanh", "DepthToSpace")
 LAYOUT_OPS = ("Reshape", "Transpose")
 
 
@@ -48,7 +48,7 @@ def check_supported(graph: Graph, ctx: PassContext) -> Graph:
 def _tail_problem(n: Node) -> str | None:
     if n.op in HOST_TAIL_OPS or n.op in LAYOUT_OPS:
         return None
-    return "follows a host-side op (Softmax/Sigmoid/Tanh run on the host only at the end of the network)"
+    return "follows a host-side op (Softmax/Sigmoid/Tanh/DepthToSpace run on the host only at the end of the network)"
 
 
 def _hardware_problem(graph: Graph, n: Node) -> str | None:

@@ -221,3 +221,22 @@ def test_model_without_input_quantizer_asks_for_data_or_quant_input() -> None:
     ranged = compile_model(g, config=config_from_dict({"quant": {"input": {"min": -2.0, "max": 2.0}}}, "cfg"))
     qr = ranged.graph.tensor(ranged.graph.inputs[0]).qtype
     assert qr is not None and float(qr.scale) == 4.0 / 255
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_depth_to_space_tail_runs_on_the_host(mode: str) -> None:
+    """ESPCN: Conv -> Relu -> Conv -> DepthToSpace; the sub-pixel shuffle is a host-side tail op."""
+    nodes = [node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             node("Relu", ["c1"], ["r1"]),
+             node("Conv", ["r1", "w2", "b2"], ["c2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             node("DepthToSpace", ["c2"], ["y"], name="d2s", blocksize=3, mode=mode)]
+    inits = [init("w1", rand(4, 3, 3, 3)), init("b1", rand(4)), init("w2", rand(27, 4, 3, 3)), init("b2", rand(27))]
+    m = model(nodes, [vi("x", [1, 3, 4, 4])], [vi("y", [1, 3, 12, 12])], inits, opset=13)
+    x = rand(2, 3, 4, 4)
+    c = compile_model(from_onnx_model(m), calib=x)
+    assert "d2s" not in {n.name for n in c.graph.nodes if n.op.startswith("Q")}
+    (ours,) = float_reference(c, x)
+    want = np.concatenate([run_ort(m, xi[None])["y"] for xi in x])
+    np.testing.assert_allclose(ours, want, rtol=1e-4, atol=1e-4)
+    (golden,) = run_golden(c, x)
+    assert golden.shape == (2, 3, 12, 12)
