@@ -64,6 +64,8 @@ def round_real(x: np.ndarray, rounding: Rounding = "half_even") -> np.ndarray:
 def quantize(x: np.ndarray, qtype: QType, rounding: Rounding = "half_even") -> np.ndarray:
     """Reals to codes like ONNX QuantizeLinear: clamp(round(x / scale) + zp). Computed in float64."""
     x = np.asarray(x, dtype=np.float64)
+    if qtype.int.bipolar:  # QONNX BipolarQuant: the sign, with 0 -> +1 (the scale is positive)
+        return np.where(x >= 0, 1, -1).astype(np.int64)
     scale, zp = qtype.broadcast(x.ndim)
     # saturate before the int64 cast: a quotient beyond int64 (1e20, inf) would wrap around
     ratio = np.clip(x / scale, qtype.int.lo - zp - 1, qtype.int.hi - zp + 1)
@@ -117,6 +119,20 @@ def bias_scale_floor(b: np.ndarray, s_x: float, bits: int = 32) -> np.ndarray:
     which is what they contribute."""
     limit = float((1 << (bits - 1)) - 1)
     return np.abs(np.asarray(b, dtype=np.float64)) / (float(s_x) * limit) * (1.0 + 2.0 ** -40)
+
+
+def sign_bias(b: np.ndarray, acc_scale: np.ndarray, bits: int = 32) -> np.ndarray:
+    """Bias codes for a layer whose output is bipolar: rounded toward the threshold, floor(b/s) on
+    a channel with a positive accumulator scale and ceil(b/s) on a negative one, so that for every
+    integer partial sum n:  s·(n + b/s) >= 0  <=>  n + code >= 0 (resp. <= 0). Error if out of range."""
+    exact = np.asarray(b, dtype=np.float64) / acc_scale
+    codes = np.where(np.asarray(acc_scale) > 0, np.floor(exact), np.ceil(exact))
+    limit = (1 << (bits - 1)) - 1
+    too_big = ~(np.abs(codes) <= limit)
+    if np.any(too_big):
+        worst = int(np.flatnonzero(too_big.reshape(-1))[0])
+        raise ValueError(f"bias of channel {worst} needs more than {bits} bits ({float(exact.reshape(-1)[worst]):.6g})")
+    return codes.astype(np.int64)
 
 
 def quantize_bias(b: np.ndarray, acc_scale: np.ndarray, bits: int = 32) -> np.ndarray:

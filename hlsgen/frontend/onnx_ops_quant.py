@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 
 from hlsgen.frontend.onnx_ops_common import Ctx, Unsupported, norm_axis, operand, scalar
-from hlsgen.ir.types import IntType, QType
+from hlsgen.ir.types import BIPOLAR, IntType, QType
 
 _T = onnx.TensorProto
 ZP_TYPES: dict[int, IntType] = {
@@ -142,17 +142,21 @@ def bipolar_quant(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     _bipolar_constant(ctx, node, name, x, xs, scales, axis)
 
 
-BIPOLAR = IntType(2, True, True)  # codes -1, 0, +1; a bipolar tensor uses only +-1
-
-
 def _bipolar_constant(ctx: Ctx, node: onnx.NodeProto, name: str, x: str, xs: tuple[int, ...],
                       scales: np.ndarray, axis: int | None) -> None:
-    """Bipolar quantization of a constant: the codes are computed now (x >= 0 -> +1, else -1), as
-    qonnx's execute_onnx defines them, and held as a narrow 2-bit signed weight."""
+    """Bipolar quantization (x >= 0 -> +1, else -1, as qonnx's execute_onnx defines it). Of a
+    constant, the codes are computed now; of an activation, it is a Quantize/Dequantize pair with
+    the BIPOLAR type (the layer before it gets a sign epilogue, docs/numerics.md)."""
+    qt = _qtype(BIPOLAR, scales, np.zeros(scales.shape, np.int64), axis)
     value = ctx.const(x)
     if value is None:
-        raise Unsupported("bipolar (1-bit) quantization of an activation needs a threshold unit "
-                          "(not supported yet; weights may be bipolar)")
+        if axis is not None or float(scales[0]) <= 0:
+            raise Unsupported("a bipolar activation needs one positive scale")
+        mid = ctx.fresh(f"{node.output[0]}__q")
+        ctx.add_node(name, "QuantizeLinear", [x], [mid], {}, [xs])
+        ctx.set_qtype(mid, qt)
+        ctx.add_node(f"{name}__dq", "DequantizeLinear", [mid], node.output[:1], {}, [xs])
+        return
     codes = ctx.new_const(f"{node.output[0]}__codes", np.where(value >= 0, 1, -1).astype(np.int8))
-    ctx.set_qtype(codes, _qtype(BIPOLAR, scales, np.zeros(scales.shape, np.int64), axis), _T.INT8)
+    ctx.set_qtype(codes, qt, _T.INT8)
     ctx.add_node(name, "DequantizeLinear", [codes], node.output[:1], {}, [xs])

@@ -19,10 +19,13 @@ class IntType:
     bits: int
     signed: bool
     narrow: bool = False  # signed narrow range drops the most negative code (-127..127 for 8 bit)
+    bipolar: bool = False  # codes -1 and +1 only; quantization is x >= 0 -> +1 (QONNX BipolarQuant)
 
     def __post_init__(self) -> None:
         if not 2 <= self.bits <= 64:
             raise ValueError(f"IntType bits must be 2..64, got {self.bits}")
+        if self.bipolar and (self.bits, self.signed, self.narrow) != (2, True, True):
+            raise ValueError("a bipolar IntType is 2-bit signed narrow")
 
     @property
     def lo(self) -> int:
@@ -37,10 +40,13 @@ class IntType:
         return (1 << self.bits) - 1 - (1 if self.narrow else 0)
 
     def __str__(self) -> str:
+        if self.bipolar:
+            return "bipolar"
         return f"{'i' if self.signed else 'u'}{self.bits}{'n' if self.narrow else ''}"
 
 
 INT8 = IntType(8, True)
+BIPOLAR = IntType(2, True, narrow=True, bipolar=True)
 UINT8 = IntType(8, False)
 INT32 = IntType(32, True)
 

@@ -26,18 +26,19 @@ import numpy as np
 from hlsgen.errors import HlsgenError
 from hlsgen.ir import Graph, IntType, QType
 from hlsgen.numerics import activation_qtype
-from hlsgen.passes.check_supported import host_tail
+from hlsgen.passes.check_supported import host_head, host_tail
 from hlsgen.passes.context import PassContext
 
 PASSTHROUGH_OPS = ("MaxPool", "Reshape", "Transpose")
 
 
 def hardware_tensors(graph: Graph) -> list[str]:
-    """Activations the hardware holds as integers: the input and every hardware node output."""
-    tail = host_tail(graph)
-    names = list(graph.inputs)
+    """Activations the hardware holds as integers: its input (the graph input, or the output of the
+    host-side preprocessing) and every hardware node output."""
+    tail, head = host_tail(graph), host_head(graph)
+    names = [graph.node(head[-1]).outputs[0]] if head else list(graph.inputs)
     for n in graph.nodes:
-        if n.name not in tail:
+        if n.name not in tail and n.name not in head:
             names.extend(n.outputs)
     return names
 

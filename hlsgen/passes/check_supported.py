@@ -33,10 +33,34 @@ def host_tail(graph: Graph) -> set[str]:
     return tail
 
 
+HEAD_OPS = ("Reshape", "Transpose", "Affine")
+
+
+def host_head(graph: Graph) -> tuple[str, ...]:
+    """Names of the nodes that preprocess the float input on the host, before the model's own input
+    quantizer: the chain from the graph input through Reshape/Transpose/Affine nodes (each the only
+    reader of its input) that ends at an Affine whose output the model quantizes per tensor, e.g.
+    Brevitas' x·2 − 1 before a 2-bit or bipolar quantizer, or (x + 1)/2 of bipolar features. The
+    host computes that affine in float64 and quantizes its result (QuantizeInput)."""
+    t = graph.inputs[0]
+    if graph.tensor(t).qtype is not None:
+        return ()
+    chain: list[Node] = []
+    while (n := graph.single_consumer(t)) is not None and n.op in HEAD_OPS:
+        chain.append(n)
+        t = n.outputs[0]
+        q = graph.tensor(t).qtype
+        if q is not None:
+            return tuple(m.name for m in chain) if n.op == "Affine" and q.axis is None else ()
+    return ()
+
+
 def check_supported(graph: Graph, ctx: PassContext) -> Graph:
-    tail = host_tail(graph)
+    tail, head = host_tail(graph), host_head(graph)
     problems = []
     for n in graph.nodes:
+        if n.name in head:
+            continue
         why = _tail_problem(n) if n.name in tail else _hardware_problem(graph, n)
         if why:
             problems.append((n.name, n.op, why))

@@ -7,7 +7,8 @@ Math:    a depthwise 1x1 convolution is exactly a per-channel affine; with per-c
          weight quantization each single weight a[c] is represented exactly (±qmax codes), so the
          only rounding is the layer's requant. Dense inputs use a diagonal Gemm (C² weights, rare:
          e.g. a BatchNorm1d in front of an MLP).
-Refuses when: never; an Affine of another rank stays and check_supported reports it.
+Refuses when: the Affine preprocesses the input on the host (check_supported.host_head); an Affine
+         of another rank stays and check_supported reports it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from hlsgen.ir import Edit, Graph, Node, Note, Tensor
+from hlsgen.passes.check_supported import host_head
 from hlsgen.passes.context import PassContext
 from hlsgen.passes.rewrite import rewrite_all
 
@@ -22,7 +24,8 @@ EPILOGUE_NONE = {"act": "none", "clip_min": -np.inf, "clip_max": np.inf, "alpha"
 
 
 def lower_affine(graph: Graph, ctx: PassContext) -> Graph:
-    return rewrite_all(graph, _lower)
+    head = host_head(graph)
+    return rewrite_all(graph, lambda g, n: None if n.name in head else _lower(g, n))
 
 
 def _lower(graph: Graph, node: Node) -> Edit | None:

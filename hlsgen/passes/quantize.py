@@ -22,7 +22,7 @@ import numpy as np
 
 from hlsgen.ir import Graph, IntType, Node, Note, QType, Tensor
 from hlsgen.numerics import bias_scale_floor
-from hlsgen.passes.check_supported import host_tail
+from hlsgen.passes.check_supported import host_head, host_tail
 from hlsgen.passes.context import PassContext
 from hlsgen.passes.fuse_epilogue import activation_attrs
 from hlsgen.passes.quantize_layer import LayerSettings, clamp_codes, layer_attrs, multipliers, weight_codes
@@ -52,8 +52,8 @@ class _Builder:
 
 def quantize(graph: Graph, ctx: PassContext) -> Graph:
     b = _Builder(graph, lambda name: _settings(ctx, name), ctx.config.quant.rounding, [], {})
-    tail = host_tail(graph)
-    x = graph.inputs[0]
+    tail, head = host_tail(graph), host_head(graph)
+    x = _host_head(graph, b, head)
     b.tensors[x] = graph.tensor(x)
     b.nodes.append(Node(f"{x}.quantize", "QuantizeInput", (x,), (f"{x}.q",),
                         {"rounding": ctx.config.quant.rounding}))
@@ -61,7 +61,7 @@ def quantize(graph: Graph, ctx: PassContext) -> Graph:
     b.float_graph = graph.with_tensor(replace(graph.tensor(x), name=f"{x}.q"))
     renamed = {x: f"{x}.q"}
     for n in graph.nodes:
-        if n.name in tail:
+        if n.name in tail or n.name in head:
             continue
         n = replace(n, inputs=tuple(renamed.get(i, i) for i in n.inputs))
         LOWERINGS[n.op](b, n)
@@ -69,6 +69,17 @@ def quantize(graph: Graph, ctx: PassContext) -> Graph:
     return replace(graph, nodes=tuple(b.nodes), tensors=b.tensors, outputs=outputs,
                    notes=graph.notes + tuple(b.notes),
                    meta={**graph.meta, "quantized": True}).prune()
+
+
+def _host_head(graph: Graph, b: _Builder, head: tuple[str, ...]) -> str:
+    """The float preprocessing before the input quantizer stays as it is (run by the host); returns
+    the tensor the host quantizes."""
+    for name in head:
+        n = graph.node(name)
+        b.nodes.append(n)
+        b.tensors.update({t: graph.tensor(t) for t in (*n.inputs, *n.outputs)})
+        b.notes.append(Note("host_head", name, f"{n.op} runs on the host in float, before the input quantizer"))
+    return graph.node(head[-1]).outputs[0] if head else graph.inputs[0]
 
 
 def _host_side(graph: Graph, b: _Builder, tail: set[str]) -> tuple[str, ...]:

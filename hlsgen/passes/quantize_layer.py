@@ -28,6 +28,7 @@ from hlsgen.numerics import (
     round_real,
     scaled_bias,
     shared_shift_multipliers,
+    sign_bias,
     signed_bits_for,
     weight_qtype_and_codes,
 )
@@ -75,13 +76,17 @@ def layer_attrs(graph: Graph, node: Node, codes: np.ndarray, s_w: np.ndarray,
     qx, qy = _qtype(graph, node.inputs[0]), _qtype(graph, node.outputs[0])
     s_x, zp_x = float(qx.scale), int(qx.zero_point)
     acc_scale = s_x * s_w
+    real_bias = graph.tensor(node.inputs[2]).real_value()
     try:
-        b_q = quantize_bias(graph.tensor(node.inputs[2]).real_value(), acc_scale, st.bias_bits)
+        b_q = sign_bias(real_bias, acc_scale, st.bias_bits) if qy.int.bipolar else \
+            quantize_bias(real_bias, acc_scale, st.bias_bits)
     except ValueError as e:
         raise HlsgenError(f"node {node.name}: {e}") from None
     bias = b_q - zp_x * codes.reshape(codes.shape[0], -1).sum(axis=1)
     skip = _qtype(graph, node.inputs[3]) if len(node.inputs) > 3 else None
-    if node.attr("mid") is None:
+    if qy.int.bipolar:
+        attrs, first = _sign_step(node, acc_scale), "mult"
+    elif node.attr("mid") is None:
         attrs, first = _single_step(node, acc_scale, qy, skip, st.multiplier_bits), "mult"
     else:
         attrs, first = _two_step(node, acc_scale, qy, skip, st.multiplier_bits), "mid_mult"
@@ -113,6 +118,19 @@ def _single_step(node: Node, acc_scale: np.ndarray, qy: QType, skip: QType | Non
     if skip is not None:
         attrs["skip_mult"] = _ints(mults[1])
     return attrs
+
+
+def _sign_step(node: Node, acc_scale: np.ndarray) -> dict[str, Any]:
+    """A bipolar output (QONNX BipolarQuant: +1 where the layer's real output v >= 0, else -1).
+    With the bias rounded toward the threshold (numerics.sign_bias), v >= 0 exactly when acc >= 0
+    (acc <= 0 on a channel whose scale is negative), and the ordinary requant
+        y = clamp(1 + round_shift(acc · (±2), 0), -1, 1)
+    maps acc >= 0 to 1 + 2·acc >= +1 and acc <= -1 to <= -1: the sign, with 0 -> +1."""
+    if node.attr("mid") is not None or len(node.inputs) > 3 or node.attr("act") != "none":
+        raise HlsgenError(f"node {node.name}: a bipolar output after a fused add or activation is not supported")
+    n = acc_scale.size
+    return {"mult": _ints(np.where(acc_scale > 0, 2, -2)), "shift": (0,) * n, "zp": 1, "lo": -1, "hi": 1,
+            "mult_neg": None}
 
 
 def _two_step(node: Node, acc_scale: np.ndarray, qy: QType, skip: QType | None, bits: int) -> dict[str, Any]:

@@ -663,11 +663,15 @@ def test_qonnx_unsupported_rounding_and_bits():
     assert ("quant_w", "Quant", "bit width 33 (must be an integer in 1..32 for a constant)") in probs
 
 
-def test_qonnx_bipolar_quant_unsupported():
+def test_qonnx_bipolar_quant_of_an_activation():
     n = node("BipolarQuant", ["x", "s"], ["y"], name="bq", domain=QONNX)
-    m = model([n], [vi("x", [1, 4])], [vi("y", [1, 4])], [init("s", 1.0)], extra_domains=[QONNX])
-    assert problems_of(m) == [("bq", "BipolarQuant", "bipolar (1-bit) quantization of an activation needs a "
-                                                      "threshold unit (not supported yet; weights may be bipolar)")]
+    m = model([n], [vi("x", [1, 4])], [vi("y", [1, 4])], [init("s", 0.5)], extra_domains=[QONNX])
+    g = from_onnx_model(m)
+    q = g.node("bq")
+    assert q.op == "QuantizeLinear" and str(g.tensor(q.outputs[0]).qtype.int) == "bipolar"
+    bad = model([n], [vi("x", [1, 4])], [vi("y", [1, 4])], [init("s", np.array([0.5, 1, 1, 1]))],
+                extra_domains=[QONNX])
+    assert problems_of(bad) == [("bq", "BipolarQuant", "a bipolar activation needs one positive scale")]
 
 
 # ---- translations agree with onnxruntime numerically ------------------------------------------------
