@@ -1,5 +1,5 @@
-"""Command line: `hlsgen compile | run | inspect | compare | csim | rtlsim`. Argument parsing only; the work is
-in hlsgen.api (and hlsgen.compare).
+"""Command line: `hlsgen compile | run | inspect | compare | export-qdq | csim | rtlsim`. Argument parsing
+only; the work is in hlsgen.api (and hlsgen.compare, hlsgen.export_qdq).
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file/node/key; `--debug` shows the
 traceback), 1 a simulation that ran and found a mismatch (csim/rtlsim), a layer beyond 1 LSB of
@@ -35,11 +35,14 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("inspect", help="print what hlsgen will do with a model")
     i.add_argument("model", type=Path)
     i.add_argument("-c", "--config", type=Path)
-    cm = sub.add_parser("compare", help="golden model vs onnxruntime, layer by layer, in LSB (QDQ models)")
+    cm = sub.add_parser("compare", help="golden model vs onnxruntime, layer by layer, in LSB")
     _model_args(cm)
     cm.add_argument("--input", type=Path, help="float input batch .npy/.npz (default: calibration data, "
                     "else 8 synthetic inputs)")
     cm.add_argument("--json", type=Path, help="also write the table as JSON")
+    ex = sub.add_parser("export-qdq", help="write the compiled integer graph as an ONNX QDQ model")
+    ex.add_argument("out", type=Path, help="the .onnx file to write")
+    _model_args(ex)
     cs = sub.add_parser("csim", help="C-simulate OUT/hls/ with g++ against the test vectors (bit-exact)")
     cs.add_argument("out", type=Path, help="a folder written by `hlsgen compile`")
     cs.add_argument("--layers", action="store_true",
@@ -132,6 +135,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def cmd_export_qdq(args: argparse.Namespace) -> int:
+    from hlsgen.api import compile_model
+    from hlsgen.export_qdq import write_qdq
+
+    c = compile_model(args.model, args.config, args.calib)
+    path, model = write_qdq(c.graph, args.out)
+    print(f"wrote {path}: ONNX QDQ model of the compiled graph (opset {model.opset_import[0].version})")
+    return 0
+
+
 def cmd_csim(args: argparse.Namespace) -> int:
     from hlsgen.sim.csim import run_csim
 
@@ -144,8 +157,8 @@ def cmd_rtlsim(args: argparse.Namespace) -> int:
     return run_rtlsim(args.out, sim=args.sim, frames=args.frames, waves=args.waves, seed=args.seed)
 
 
-COMMANDS = {"compile": cmd_compile, "run": cmd_run, "inspect": cmd_inspect, "compare": cmd_compare, "csim": cmd_csim,
-            "rtlsim": cmd_rtlsim}
+COMMANDS = {"compile": cmd_compile, "run": cmd_run, "inspect": cmd_inspect, "compare": cmd_compare,
+            "export-qdq": cmd_export_qdq, "csim": cmd_csim, "rtlsim": cmd_rtlsim}
 
 if __name__ == "__main__":
     sys.exit(main())

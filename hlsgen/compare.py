@@ -1,14 +1,22 @@
 """Golden model vs onnxruntime, layer by layer, in LSB: what `hlsgen compare` prints.
 
-onnxruntime runs the source ONNX QDQ model with graph optimizations off (ORT_DISABLE_ALL), one thread,
-image by image, with every node output exposed. Each integer layer of the compiled graph is then
-compared with the onnxruntime integer tensor its output stands for (`Tensor.aliases`), twice:
+onnxruntime runs, with graph optimizations off (ORT_DISABLE_ALL), one thread, image by image and
+every node output exposed, either the source model itself when it is ONNX QDQ, or else (float ONNX,
+QONNX, YAML) the compiled integer graph exported as a QDQ model (hlsgen.export_qdq). Each integer
+layer of the compiled graph is then compared with the onnxruntime integer tensor its output stands
+for (its own name in an export, else `Tensor.aliases`), twice:
 
-  fed          the layer's golden kernel run on onnxruntime's own integer inputs: the layer alone;
+  fed          each rounding point fed onnxruntime's own integer inputs for it: the layer's golden
+               kernel on onnxruntime's layer inputs; for a two-step layer (the model's intermediate
+               quantizer t kept, numerics.md §8) step 1 against onnxruntime's t and step 2 fed that t;
   end to end   the whole golden model run on the float input: differences accumulate.
 
-The contract is 1 LSB fed for every layer (onnxruntime computes in float32 where the golden model is
-exact, so values near a rounding tie may land on either side). End-to-end figures are shown only.
+The contract is 1 LSB fed at every rounding point (onnxruntime computes in float32 where the golden
+model is exact, so values near a rounding tie may land on either side); nothing is excluded.
+End-to-end figures, and a two-step layer fed only its inputs (`max_fed_fused`, where a step-1 tie is
+amplified by step 2's gain), are shown, not graded.
+Against the source QDQ model this checks hlsgen's reading of the model; against an export it checks
+the integer kernels (padding, windows, rounding, clamps) against onnxruntime's float ones.
 onnxruntime is imported only when a comparison runs.
 """
 
@@ -24,31 +32,38 @@ from typing import Any
 import numpy as np
 import onnx
 
+from hlsgen import numerics
 from hlsgen.api import Compilation, compile_model, intermediates
+from hlsgen.compare_ort import ort_integers, ort_reference, ort_version
 from hlsgen.config import Config
 from hlsgen.data import load_array
 from hlsgen.errors import HlsgenError
-from hlsgen.frontend.onnx_ops_common import QONNX_DOMAINS
 from hlsgen.golden import KERNELS
+from hlsgen.golden.int_ops import channel_param
 from hlsgen.identifiers import shown
 from hlsgen.ir import Graph, Node
 
+__all__ = ["BOUND_LSB", "COMPARED_OPS", "Comparison", "LayerAgreement", "agreement_rows", "compare_model",
+           "compared_layers",
+           "end_to_end_differences", "fed_differences", "layer_agreement", "ort_integers", "ort_name",
+           "render_table", "step_differences", "to_json", "write_json"]
+
 COMPARED_OPS = ("QConv", "QGemm", "QAdd", "QAvgPool", "QMaxPool", "QRequant")
-BOUND_LSB = 1  # every layer, fed onnxruntime's inputs
+BOUND_LSB = 1  # every rounding point, fed onnxruntime's inputs
 SYNTHETIC_BATCH = 8
-_QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
-_ORT_INPUT_DTYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16}
 
 
 @dataclass(frozen=True)
 class LayerAgreement:
-    """One integer layer: worst |golden - onnxruntime| in LSB (output codes)."""
+    """One integer layer: |golden - onnxruntime| in LSB of the codes, worst and share off by >= 1."""
 
     name: str
     op: str
-    outputs: int  # values compared (batch included)
-    max_fed: int  # the layer fed onnxruntime's integer inputs
-    mismatch_fed: float  # share of those outputs off by >= 1 LSB
+    steps: int  # roundings checked: 2 for a two-step epilogue (the model's intermediate quantizer kept)
+    outputs: int  # values compared, over its steps and the batch
+    max_fed: int  # each rounding point fed onnxruntime's integer inputs for it
+    mismatch_fed: float  # share of those values off by >= 1 LSB
+    max_fed_fused: int  # the fused layer fed its layer inputs only (a two-step layer amplifies step-1 ties)
     max_end_to_end: int  # the whole golden model on the float input
 
     @property
@@ -59,8 +74,9 @@ class LayerAgreement:
 @dataclass(frozen=True)
 class Comparison:
     model: str
+    reference: str  # what onnxruntime ran: the source QDQ model, or the export of the compiled graph
     inputs: int
-    input_source: str  # the --input file, "calibration data" or "synthetic (seed 0)"
+    input_source: str  # the --input file, "calibration data" or "synthetic ..."
     ort_version: str
     rows: tuple[LayerAgreement, ...]
 
@@ -69,94 +85,19 @@ class Comparison:
         return all(r.ok for r in self.rows)
 
 
-# --- onnxruntime ---------------------------------------------------------------------------------------
-
-def check_ort_runnable(model: onnx.ModelProto, where: str) -> None:
-    """Refuse what `compare` cannot run in onnxruntime: QONNX custom ops and float-only models."""
-    qonnx = sorted({n.op_type for n in model.graph.node if n.domain in QONNX_DOMAINS})
-    if qonnx:
-        raise HlsgenError(f"{where}: QONNX model ({', '.join(qonnx)} nodes), which onnxruntime cannot run: "
-                          "compare needs an ONNX QDQ model (`hlsgen export-qdq` does not exist yet)")
-    if not any(n.op_type in _QDQ_OPS for n in model.graph.node):
-        raise HlsgenError(f"{where}: float model (no QuantizeLinear/DequantizeLinear): compare needs an ONNX "
-                          "QDQ model; turning a compiled model into one needs `hlsgen export-qdq` (not available yet)")
-
-
-def ort_integers(model: onnx.ModelProto, x: np.ndarray) -> dict[str, np.ndarray]:
-    """Every integer node output onnxruntime computes for batch `x` (run image by image), by name."""
-    sess = _session(_expose_all(model))
-    inp = sess.get_inputs()[0]
-    dtype = _ORT_INPUT_DTYPES.get(inp.type, np.float32)
-    names = [o.name for o in sess.get_outputs()]
-    runs = []
-    for xi in x:
-        try:
-            runs.append(dict(zip(names, sess.run(names, {inp.name: xi[None].astype(dtype)}), strict=True)))
-        except Exception as e:  # onnxruntime's own exception types  # noqa: BLE001
-            raise HlsgenError(f"onnxruntime failed to run the model: {_first_line(e)}") from None
-    return {k: np.concatenate([r[k] for r in runs]) for k, v in runs[0].items()
-            if np.issubdtype(np.asarray(v).dtype, np.integer)}
-
-
-def ort_version() -> str:
-    import onnxruntime
-
-    return str(onnxruntime.__version__)
-
-
-def _session(model: onnx.ModelProto) -> Any:
-    try:
-        import onnxruntime as ort
-    except ImportError:
-        raise HlsgenError("compare needs onnxruntime: pip install onnxruntime") from None
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    opts.intra_op_num_threads = 1
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    try:
-        return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    except Exception as e:  # noqa: BLE001
-        raise HlsgenError(f"onnxruntime cannot load the model: {_first_line(e)}") from None
-
-
-def _expose_all(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy whose graph outputs are every node output shape inference can type."""
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:  # noqa: BLE001  (then only the declared types are known)
-        inferred = model
-    typed = {vi.name: vi for vi in (*inferred.graph.value_info, *inferred.graph.output)
-             if vi.type.tensor_type.elem_type}
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    have = {o.name for o in out.graph.output}
-    for node in out.graph.node:
-        for name in node.output:
-            if name and name not in have and name in typed:
-                out.graph.output.append(typed[name])
-                have.add(name)
-    return out
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
-
 # --- agreement ------------------------------------------------------------------------------------------
 
 def ort_name(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]) -> str:
     """The onnxruntime integer tensor an integer tensor of the compiled graph stands for."""
-    names = [a for a in g.tensor(tensor).aliases if a in ort]
+    names = [a for a in (tensor, *g.tensor(tensor).aliases) if a in ort]  # own name: an exported model
     if not names:
         raise HlsgenError(f"no onnxruntime integer tensor stands for {shown(tensor)} "
                           f"(source names {[shown(a) for a in g.tensor(tensor).aliases]})")
     return names[0]
 
 
-def fed_output(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> np.ndarray:
-    """The layer's golden kernel on onnxruntime's integer inputs (constants from the graph)."""
+def _fed_inputs(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """The layer's inputs: onnxruntime's integer tensors, constants from the graph."""
     args = []
     for name in n.inputs:
         if not name:
@@ -166,7 +107,11 @@ def fed_output(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> np.ndarray:
             args.append(np.asarray(t.data, dtype=np.int64 if t.integer else np.float64))
         else:
             args.append(ort[ort_name(g, name, ort)].astype(np.int64))
-    return KERNELS[n.op](n, g, args)
+    return args
+
+
+def _want(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> np.ndarray:
+    return ort[ort_name(g, n.outputs[0], ort)].astype(np.int64)
 
 
 def compared_layers(g: Graph) -> list[Node]:
@@ -174,35 +119,71 @@ def compared_layers(g: Graph) -> list[Node]:
 
 
 def fed_differences(g: Graph, ort: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """|golden - onnxruntime| per output value of every compared layer, each fed onnxruntime's inputs."""
-    return {n.name: np.abs(fed_output(g, n, ort) - ort[ort_name(g, n.outputs[0], ort)].astype(np.int64))
+    """|golden - onnxruntime| per output value of every compared layer, each fed its inputs from onnxruntime."""
+    return {n.name: np.abs(KERNELS[n.op](n, g, _fed_inputs(g, n, ort)) - _want(g, n, ort))
             for n in compared_layers(g)}
 
 
 def end_to_end_differences(c: Compilation, x: np.ndarray, ort: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """|golden - onnxruntime| per output value of every compared layer, the golden model run alone on `x`."""
     ours = intermediates(c, x)
-    g = c.graph
-    return {n.name: np.abs(ours[n.outputs[0]] - ort[ort_name(g, n.outputs[0], ort)].astype(np.int64))
-            for n in compared_layers(g)}
+    return {n.name: np.abs(ours[n.outputs[0]] - _want(c.graph, n, ort)) for n in compared_layers(c.graph)}
 
 
-def agreement_row(n: Node, fed: np.ndarray, end_to_end: np.ndarray) -> LayerAgreement:
-    """One layer's row from its fed and end-to-end differences (integers: 0 means equal)."""
-    share = float(np.mean(fed >= 1)) if fed.size else 0.0
-    return LayerAgreement(n.name, n.op, int(fed.size), int(fed.max(initial=0)), share,
-                          int(end_to_end.max(initial=0)))
+def mid_name(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> str | None:
+    """onnxruntime's name of a two-step layer's intermediate tensor t (from its `two_step` note)."""
+    for note in g.notes:
+        if note.kind == "two_step" and note.node == n.name:
+            names = [a for a in [note.data["tensor"], *note.data["aliases"]] if a in ort]
+            if names:
+                return names[0]
+    return None
 
 
-def agreement_rows(c: Compilation, x: np.ndarray, ort: Mapping[str, np.ndarray]) -> list[LayerAgreement]:
+def step_differences(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """A two-step layer at its two rounding points (numerics.md §8): step 1 fed the layer's inputs against
+    onnxruntime's t, step 2 fed onnxruntime's t (and skip) against its output."""
+    mid = mid_name(g, n, ort)
+    if mid is None:
+        raise HlsgenError(f"no onnxruntime tensor stands for the intermediate quantizer of {shown(n.name)}")
+    fed, t_ort = _fed_inputs(g, n, ort), ort[mid].astype(np.int64)
+    step1 = {k: v for k, v in n.attrs.items() if not k.startswith(("mid_", "post_", "skip_"))}
+    step1.update(mult=n.attrs["mid_mult"], mult_neg=n.attrs["mid_mult_neg"], shift=n.attrs["mid_shift"],
+                 zp=n.attrs["mid_zp"], lo=n.attrs["mid_lo"], hi=n.attrs["mid_hi"])
+    t = KERNELS[n.op](Node(n.name, n.op, n.inputs[:3], n.outputs, step1), g, fed[:3])
+    nd = t_ort.ndim
+
+    def param(key: str, default: int | None = None) -> np.ndarray:
+        value = channel_param(n, key, nd, 1, default)
+        if value is None:
+            raise HlsgenError(f"{shown(n.name)} ({n.op}): two-step layer without attribute {key}")
+        return value
+
+    last = numerics.RequantStep(param("mult"), param("shift"), int(n.attrs["zp"]), int(n.attrs["lo"]),
+                                int(n.attrs["hi"]), channel_param(n, "mult_neg", nd, 1))
+    skip = (fed[3], param("skip_zp", 0), param("skip_mult")) if len(fed) > 3 else None
+    y = numerics.fused_epilogue(t_ort - int(n.attrs["mid_zp"]), last, None, skip,
+                                channel_param(n, "post_bias", nd, 1), n.attr("rounding", "half_even"))
+    return [np.abs(t - t_ort), np.abs(y - _want(g, n, ort))]
+
+
+def agreement_rows(c: Compilation, ort: Mapping[str, np.ndarray], x: np.ndarray) -> list[LayerAgreement]:
     """Every compared layer's row, onnxruntime's integer tensors `ort` computed on the same batch `x`."""
-    fed, e2e = fed_differences(c.graph, ort), end_to_end_differences(c, x, ort)
-    return [agreement_row(n, fed[n.name], e2e[n.name]) for n in compared_layers(c.graph)]
+    g = c.graph
+    layer, e2e = fed_differences(g, ort), end_to_end_differences(c, x, ort)
+    rows = []
+    for n in compared_layers(g):
+        points = step_differences(g, n, ort) if n.attr("mid_mult") is not None else [layer[n.name]]
+        off = np.concatenate([(d >= 1).ravel() for d in points])
+        rows.append(LayerAgreement(n.name, n.op, len(points), int(off.size), max(int(d.max(initial=0)) for d in points),
+                                   float(off.mean()) if off.size else 0.0, int(layer[n.name].max(initial=0)),
+                                   int(e2e[n.name].max(initial=0))))
+    return rows
 
 
 def layer_agreement(c: Compilation, model: onnx.ModelProto, x: np.ndarray) -> list[LayerAgreement]:
-    """Fed and end-to-end agreement of every integer layer on batch `x` (onnxruntime runs `model`)."""
-    return agreement_rows(c, x, ort_integers(model, x))
+    """Agreement of every integer layer on batch `x`, onnxruntime running `model`."""
+    return agreement_rows(c, ort_integers(model, x), x)
 
 
 # --- the command ----------------------------------------------------------------------------------------
@@ -210,8 +191,8 @@ def layer_agreement(c: Compilation, model: onnx.ModelProto, x: np.ndarray) -> li
 def compare_model(model: str | Path, config: Config | str | Path | None = None,
                   calib: str | Path | None = None, inputs: str | Path | None = None) -> Comparison:
     """What `hlsgen compare` does: compile `model`, run it and onnxruntime on a batch, compare."""
-    proto = _load_onnx(Path(model))
     c = compile_model(model, config, calib)
+    proto, reference = ort_reference(c, Path(model))
     if inputs is not None:
         x, source = load_array(inputs, c.source, "input"), str(inputs)
     elif c.sample_is_synthetic:
@@ -223,28 +204,12 @@ def compare_model(model: str | Path, config: Config | str | Path | None = None,
     rows = layer_agreement(c, proto, x)
     if not rows:
         raise HlsgenError(f"{model}: no integer layer to compare")
-    return Comparison(c.source.name, len(x), source, ort_version(), tuple(rows))
-
-
-def _load_onnx(path: Path) -> onnx.ModelProto:
-    if path.suffix.lower() in (".yaml", ".yml"):
-        raise HlsgenError(f"{path}: compare needs an ONNX QDQ model; a YAML model would need "
-                          "`hlsgen export-qdq` (not available yet)")
-    if path.suffix.lower() != ".onnx":
-        raise HlsgenError(f"{path}: unknown model format (compare takes an ONNX QDQ model, .onnx)")
-    if not path.is_file():
-        raise HlsgenError(f"{path}: model file not found")
-    try:
-        proto = onnx.load(str(path))
-    except Exception as e:  # noqa: BLE001  (protobuf decode errors have no common base)
-        raise HlsgenError(f"{path}: not a readable ONNX model ({_first_line(e)})") from None
-    check_ort_runnable(proto, str(path))
-    return proto
+    return Comparison(c.source.name, reference, len(x), source, ort_version(), tuple(rows))
 
 
 # --- output ---------------------------------------------------------------------------------------------
 
-HEADERS = ("layer", "op", "worst fed", "off by >=1", "worst end to end")
+HEADERS = ("layer", "op", "steps", "worst fed", "off by >=1", "worst end to end")
 NAME_WIDTH = 60  # longer layer names are shortened in the middle (the JSON has them whole)
 
 
@@ -258,10 +223,10 @@ def _short(name: str) -> str:
 
 def render_table(cmp: Comparison) -> str:
     """The table `hlsgen compare` prints: one row per layer, differences in LSB of the output codes."""
-    cells = [(_short(r.name), r.op, str(r.max_fed), f"{100 * r.mismatch_fed:.2f}%", str(r.max_end_to_end))
+    cells = [(_short(r.name), r.op, str(r.steps), str(r.max_fed), f"{100 * r.mismatch_fed:.2f}%", str(r.max_end_to_end))
              for r in cmp.rows]
     widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(HEADERS)]
-    left = (True, True, False, False, False)
+    left = (True, True, False, False, False, False)
 
     def line(row: tuple[str, ...]) -> str:
         return "  ".join(c.ljust(w) if lj else c.rjust(w) for c, w, lj in zip(row, widths, left, strict=True)).rstrip()
@@ -270,13 +235,13 @@ def render_table(cmp: Comparison) -> str:
     verdict = (f"PASS: every layer within {BOUND_LSB} LSB of onnxruntime when fed its inputs" if not bad else
                f"FAIL: {len(bad)} layer(s) beyond {BOUND_LSB} LSB fed: "
                + ", ".join(f"{shown(r.name)} ({r.max_fed})" for r in bad))
-    head = (f"compare {shown(cmp.model)} vs onnxruntime {cmp.ort_version} (ORT_DISABLE_ALL, 1 thread): "
-            f"{cmp.inputs} input(s), {cmp.input_source}; |golden - onnxruntime| in LSB")
+    head = (f"compare {shown(cmp.model)} with onnxruntime {cmp.ort_version} (ORT_DISABLE_ALL, 1 thread) running "
+            f"{cmp.reference}\n{cmp.inputs} input(s), {cmp.input_source}; |golden - onnxruntime| in LSB")
     return "\n".join([head, line(HEADERS), *(line(row) for row in cells), verdict])
 
 
 def to_json(cmp: Comparison) -> dict[str, Any]:
-    return {"model": cmp.model, "inputs": cmp.inputs, "input_source": cmp.input_source,
+    return {"model": cmp.model, "reference": cmp.reference, "inputs": cmp.inputs, "input_source": cmp.input_source,
             "onnxruntime": cmp.ort_version, "bound_lsb": BOUND_LSB, "ok": cmp.ok,
             "layers": [{**asdict(r), "ok": r.ok} for r in cmp.rows]}
 
