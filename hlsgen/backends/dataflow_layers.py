@@ -14,6 +14,8 @@ from hlsgen.errors import HlsgenError
 from hlsgen.ir import Graph, Node
 
 REQUANT_KEYS = ("zp", "lo", "hi", "rounding")
+MID_KEYS = ("mid_zp", "mid_lo", "mid_hi")  # step 1 of a two-step epilogue (absent: None)
+EPILOGUE_ARRAYS = ("mult", "shift", "mult_neg", "mid_mult", "mid_mult_neg", "mid_shift", "post_bias")
 WINDOW_KINDS = ("conv", "dwconv", "maxpool", "avgpool")
 
 
@@ -74,10 +76,11 @@ def _conv(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, d
     kind = "dwconv" if group == geo["in_c"] == geo["out_c"] and group > 1 else "conv"
     params = {**geo, "group": group, "pad_value": n.attr("pad_value"), "act": n.attr("act"),
               "acc_bits": n.attr("acc_bits"), "mult_bits": n.attr("mult_bits"), "weight_bits": w.qtype.int.bits,
-              "skip_zp": n.attr("skip_zp", 0), "residual": len(ins) > 1, **{k: n.attr(k) for k in REQUANT_KEYS}}
+              "skip_zp": n.attr("skip_zp", 0), "residual": len(ins) > 1,
+              **{k: n.attr(k) for k in REQUANT_KEYS + MID_KEYS}}
     arrays = {"weights": w.data.astype(np.int64).transpose(0, 2, 3, 1).copy(),  # OIHW -> OHWI (stream order)
               "bias": graph.tensor(n.inputs[2]).data.astype(np.int64),  # type: ignore[union-attr]
-              **_requant_arrays(n, "mult", "shift", "mult_neg", "skip_mult")}
+              **_requant_arrays(n, *EPILOGUE_ARRAYS, "skip_mult")}
     macs = out.pixels * int(np.prod(w.shape))
     return kind, params, arrays, macs
 
@@ -88,10 +91,10 @@ def _gemm(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, d
     assert w.data is not None and w.qtype is not None
     params = {"in_pixels": x.pixels, "in_c": x.channels, "out_c": out.channels, "act": n.attr("act"),
               "acc_bits": n.attr("acc_bits"), "mult_bits": n.attr("mult_bits"), "weight_bits": w.qtype.int.bits,
-              "pad_value": 0, **{k: n.attr(k) for k in REQUANT_KEYS}}
+              "pad_value": 0, **{k: n.attr(k) for k in REQUANT_KEYS + MID_KEYS}}
     arrays = {"weights": w.data.astype(np.int64)[:, x.order].copy(),  # columns in stream order
               "bias": graph.tensor(n.inputs[2]).data.astype(np.int64),  # type: ignore[union-attr]
-              **_requant_arrays(n, "mult", "shift", "mult_neg")}
+              **_requant_arrays(n, *EPILOGUE_ARRAYS)}
     return "gemm", params, arrays, int(np.prod(w.shape))
 
 

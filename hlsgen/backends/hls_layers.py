@@ -173,9 +173,35 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     if residual:
         names["SM"] = code.table("sm", "mult_t", mults["skip_mult"], bits=mult_bits)
     names["S"] = code.table("s", "shift_t", _folded(_per_channel(layer, "shift", cout), fold_o, pe), signed=False)
+    names.update(_two_step_tables(code, layer, cout, fold_o, pe))
     base = {"conv": "conv_mvu", "dwconv": "dwconv_mvu", "gemm": "dense"}[layer.kind]
     code.kernel = base + ("_residual" if residual else "")
-    code.tables = [names[k] for k in ("W", "B", "M", "MN", "SM", "S") if k in names]
+    code.tables = [names[k] for k in ("W", "B", "M", "MN", "SM", "S", "M1", "MN1", "S1", "B2") if k in names]
+
+
+def _two_step_tables(code: LayerCode, layer: Layer, cout: int, fold_o: int, pe: int) -> dict[str, str]:
+    """Step 1 (M1, MN1, S1) and the step-2 bias B2 of a two-step epilogue (epilogue.h); one dummy
+    row each where the layer has none, so every MVU kernel has the same table arguments."""
+    p, a = layer.params, layer.arrays
+    two = "mid_mult" in a
+    mid_neg, post_bias = "mid_mult_neg" in a, "post_bias" in a
+
+    def rows(key: str, present: bool) -> np.ndarray:
+        return _folded(_per_channel(layer, key, cout), fold_o, pe) if present else np.zeros((1, pe), np.int64)
+
+    m1, mn1, s1, b2 = rows("mid_mult", two), rows("mid_mult_neg", mid_neg), rows("mid_shift", two), \
+        rows("post_bias", post_bias)
+    mid_mult_bits = signed_bits_for(int(max(np.abs(m1).max(), np.abs(mn1).max())))
+    mid_x = max(abs(p["mid_lo"] - p["mid_zp"]), abs(p["mid_hi"] - p["mid_zp"])) if two else 1
+    b2_bits = signed_bits_for(int(np.abs(b2).max()))
+    code.const(TWO_STEP=two, MID_ZP=p["mid_zp"] if two else 0, MID_LO=p["mid_lo"] if two else 0,
+               MID_HI=p["mid_hi"] if two else 0, MID_X_BITS=signed_bits_for(mid_x), MID_MULT_BITS=mid_mult_bits,
+               HAS_MID_NEG=mid_neg, HAS_POST_BIAS=post_bias, POST_BIAS_BITS=b2_bits,
+               M1_FOLD=fold_o if two else 1, MN1_FOLD=fold_o if mid_neg else 1, B2_FOLD=fold_o if post_bias else 1)
+    return {"M1": code.table("m1", "mid_mult_t", m1, bits=mid_mult_bits),
+            "MN1": code.table("mn1", "mid_mult_t", mn1, bits=mid_mult_bits),
+            "S1": code.table("s1", "mid_shift_t", s1, signed=False),
+            "B2": code.table("b2", "post_bias_t", b2, bits=b2_bits)}
 
 
 def _weight_words(layer: Layer, taps: int, cin_g: int, simd: int, fold_o: int, fold_i: int) -> np.ndarray:

@@ -22,7 +22,9 @@ typename C::out_beat_t dwconv_pixel(const ap_int<C::IN_BITS + 1> x[C::TAPS][C::C
                                     const typename C::skip_beat_t& skip, const typename C::w_t W[][C::PE],
                                     const typename C::bias_t B[][C::PE], const typename C::mult_t M[][C::PE],
                                     const typename C::mult_t MN[][C::PE], const typename C::mult_t SM[][C::PE],
-                                    const typename C::shift_t S[][C::PE]) {
+                                    const typename C::shift_t S[][C::PE], const typename C::mid_mult_t M1[][C::PE],
+                                    const typename C::mid_mult_t MN1[][C::PE], const typename C::mid_shift_t S1[][C::PE],
+                                    const typename C::post_bias_t B2[][C::PE]) {
 #pragma HLS INLINE
     typename C::out_beat_t y = 0;
 FOLD_OUT:
@@ -47,7 +49,7 @@ FOLD_OUT:
                 }
             }
         }
-        epilogue_fold<C>(acc, skip, fo, M, MN, SM, S, y);
+        epilogue_fold<C>(acc, skip, fo, M, MN, SM, S, M1, MN1, S1, B2, y);
     }
     return y;
 }
@@ -56,19 +58,25 @@ template <class C>
 void dwconv_mvu(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
                 const typename C::w_t W[C::FOLD_O * C::TAPS][C::PE], const typename C::bias_t B[C::FOLD_O][C::PE],
                 const typename C::mult_t M[C::FOLD_O][C::PE], const typename C::mult_t MN[C::MN_FOLD][C::PE],
-                const typename C::shift_t S[C::FOLD_O][C::PE]) {
+                const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
+                const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE], const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
+                const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
 #pragma HLS ARRAY_PARTITION variable=W complete dim=2
 #pragma HLS ARRAY_PARTITION variable=B complete dim=2
 #pragma HLS ARRAY_PARTITION variable=M complete dim=2
 #pragma HLS ARRAY_PARTITION variable=MN complete dim=2
 #pragma HLS ARRAY_PARTITION variable=S complete dim=2
+#pragma HLS ARRAY_PARTITION variable=M1 complete dim=2
+#pragma HLS ARRAY_PARTITION variable=MN1 complete dim=2
+#pragma HLS ARRAY_PARTITION variable=S1 complete dim=2
+#pragma HLS ARRAY_PARTITION variable=B2 complete dim=2
     const typename C::skip_beat_t no_skip = 0;
 PIXEL:
     for (int px = 0; px < C::OUT_PIXELS; px++) {
         ap_int<C::IN_BITS + 1> x[C::TAPS][C::CIN];
 #pragma HLS ARRAY_PARTITION variable=x complete dim=2
         read_taps<C>(in, x);
-        out.write(dwconv_pixel<C>(x, no_skip, W, B, M, MN, M, S));
+        out.write(dwconv_pixel<C>(x, no_skip, W, B, M, MN, M, S, M1, MN1, S1, B2));
     }
 }
 
@@ -77,20 +85,26 @@ void dwconv_mvu_residual(hls::stream<typename C::in_beat_t>& in, hls::stream<typ
                          hls::stream<typename C::out_beat_t>& out, const typename C::w_t W[C::FOLD_O * C::TAPS][C::PE],
                          const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::FOLD_O][C::PE],
                          const typename C::mult_t MN[C::MN_FOLD][C::PE],
-                         const typename C::mult_t SM[C::SM_FOLD][C::PE], const typename C::shift_t S[C::FOLD_O][C::PE]) {
+                         const typename C::mult_t SM[C::SM_FOLD][C::PE], const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
+                const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE], const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
+                const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
 #pragma HLS ARRAY_PARTITION variable=W complete dim=2
 #pragma HLS ARRAY_PARTITION variable=B complete dim=2
 #pragma HLS ARRAY_PARTITION variable=M complete dim=2
 #pragma HLS ARRAY_PARTITION variable=MN complete dim=2
 #pragma HLS ARRAY_PARTITION variable=SM complete dim=2
 #pragma HLS ARRAY_PARTITION variable=S complete dim=2
+#pragma HLS ARRAY_PARTITION variable=M1 complete dim=2
+#pragma HLS ARRAY_PARTITION variable=MN1 complete dim=2
+#pragma HLS ARRAY_PARTITION variable=S1 complete dim=2
+#pragma HLS ARRAY_PARTITION variable=B2 complete dim=2
 PIXEL:
     for (int px = 0; px < C::OUT_PIXELS; px++) {
         ap_int<C::IN_BITS + 1> x[C::TAPS][C::CIN];
 #pragma HLS ARRAY_PARTITION variable=x complete dim=2
         read_taps<C>(in, x);
         const typename C::skip_beat_t s = skip.read();
-        out.write(dwconv_pixel<C>(x, s, W, B, M, MN, SM, S));
+        out.write(dwconv_pixel<C>(x, s, W, B, M, MN, SM, S, M1, MN1, S1, B2));
     }
 }
 

@@ -1,8 +1,13 @@
 // hlsgen HLS kernels: the fused requant epilogue, shared by every layer that rescales.
 //
-// The contract of hlsgen.numerics (docs/numerics.md), bit for bit:
-//   v = acc * M[c]              (M_neg[c] instead where that product is negative: LeakyReLU)
+// The contract of hlsgen.numerics (docs/numerics.md), bit for bit (numerics.fused_epilogue):
+//   with C::TWO_STEP (the model quantizes t between the layer and the ops fused after it):
+//     t = clamp(MID_ZP + round_shift(acc * M1[c], S1[c]), MID_LO, MID_HI)   (MN1[c] where negative)
+//     x = t - MID_ZP                                                        (MID_X_BITS bits)
+//   else x = acc;
+//   v = x * M[c]                (M_neg[c] instead where that product is negative: LeakyReLU)
 //       + (skip - SKIP_ZP) * SM[c]   (residual add from a second stream, its own scale)
+//       + B2[c]                      (C::HAS_POST_BIAS: BatchNorm / bias after the intermediate)
 //   y = clamp(ZP + round_shift(v, S[c]), LO, HI)
 // round_shift divides by 2^S and rounds ties to even (HALF_EVEN) or toward +inf (HALF_UP). ReLU is
 // LO = ZP, ReLU6/Clip a lowered HI; LO/HI at the type's ends are the saturation. The product is
@@ -38,24 +43,46 @@ ap_int<64> scale_acc(const ACC& acc, const ap_int<MULT_BITS>& m, const ap_int<MU
     return v;
 }
 
-// y = clamp(ZP + round_shift(v, shift), LO, HI) with the layer's output constants.
-template <class C>
-ap_int<64> requant(const ap_int<64>& v, int shift) {
+// clamp(zp + round_shift(v, shift), lo, hi).
+template <int ROUNDING>
+ap_int<64> round_clamp(const ap_int<64>& v, int shift, int zp, int lo, int hi) {
 #pragma HLS INLINE
-    const int zp = C::ZP, lo = C::LO, hi = C::HI;
-    ap_int<64> y = round_shift<C::ROUNDING>(v, shift) + zp;
+    ap_int<64> y = round_shift<ROUNDING>(v, shift) + zp;
     if (y < lo) y = lo;
     if (y > hi) y = hi;
     return y;
 }
 
+// y = clamp(ZP + round_shift(v, shift), LO, HI) with the layer's output constants.
+template <class C>
+ap_int<64> requant(const ap_int<64>& v, int shift) {
+#pragma HLS INLINE
+    return round_clamp<C::ROUNDING>(v, shift, C::ZP, C::LO, C::HI);
+}
+
+// Step 1 of a two-step epilogue: the model's own quantizer of the intermediate tensor, minus its
+// zero point (x = t - MID_ZP, at most MID_X_BITS bits).
+template <class C>
+ap_int<C::MID_X_BITS> mid_step(const ap_int<C::ACC_BITS>& acc, const typename C::mid_mult_t& m1,
+                               const typename C::mid_mult_t& m1_neg, int s1) {
+#pragma HLS INLINE
+    ap_int<C::MID_MULT_BITS> m = m1;
+    ap_int<C::MID_MULT_BITS> mn = C::HAS_MID_NEG ? ap_int<C::MID_MULT_BITS>(m1_neg) : m;
+    ap_int<64> v1 = scale_acc<C::HAS_MID_NEG, C::MID_MULT_BITS>(acc, m, mn);
+    ap_int<C::MID_X_BITS> x = round_clamp<C::ROUNDING>(v1, s1, C::MID_ZP, C::MID_LO, C::MID_HI) - C::MID_ZP;
+    return x;
+}
+
 // The epilogue of PE output channels of a matrix-vector layer (fold fo): for every lane p, the
 // channel o = fo*PE + p (if it exists) of `y` gets the requantized acc[p]. With C::RESIDUAL the
-// skip code of channel o, taken from the skip beat, is added at its own scale (SM).
+// skip code of channel o, taken from the skip beat, is added at its own scale (SM). E bundles the
+// per-channel tables: M, MN, SM, S (step 2 / the only step) and M1, MN1, S1, B2 (two-step only).
 template <class C>
 void epilogue_fold(const ap_int<C::ACC_BITS> acc[C::PE], const typename C::skip_beat_t& skip, int fo,
                    const typename C::mult_t M[][C::PE], const typename C::mult_t MN[][C::PE],
                    const typename C::mult_t SM[][C::PE], const typename C::shift_t S[][C::PE],
+                   const typename C::mid_mult_t M1[][C::PE], const typename C::mid_mult_t MN1[][C::PE],
+                   const typename C::mid_shift_t S1[][C::PE], const typename C::post_bias_t B2[][C::PE],
                    typename C::out_beat_t& y) {
 #pragma HLS INLINE
     const int skip_zp = C::SKIP_ZP;
@@ -66,11 +93,22 @@ EPILOGUE:
         if (o < C::COUT) {
             ap_int<C::MULT_BITS> m = M[fo][p];
             ap_int<C::MULT_BITS> m_neg = C::HAS_MULT_NEG ? ap_int<C::MULT_BITS>(MN[fo][p]) : m;
-            ap_int<64> v = scale_acc<C::HAS_MULT_NEG, C::MULT_BITS>(acc[p], m, m_neg);
+            ap_int<64> v;
+            if (C::TWO_STEP) {
+                const int f1 = C::TWO_STEP ? fo : 0;
+                ap_int<C::MID_X_BITS> x = mid_step<C>(acc[p], M1[f1][p], MN1[C::HAS_MID_NEG ? f1 : 0][p], S1[f1][p]);
+                v = scale_acc<C::HAS_MULT_NEG, C::MULT_BITS>(x, m, m_neg);
+            } else {
+                v = scale_acc<C::HAS_MULT_NEG, C::MULT_BITS>(acc[p], m, m_neg);
+            }
             if (C::RESIDUAL) {
                 ap_int<C::SKIP_BITS + 2> s = get_channel<C::SKIP_BITS, C::SKIP_SIGNED>(skip, o) - skip_zp;
                 ap_int<C::MULT_BITS> sm = SM[fo][p];
                 v += s * sm;
+            }
+            if (C::HAS_POST_BIAS) {
+                ap_int<C::POST_BIAS_BITS> b2 = B2[C::HAS_POST_BIAS ? fo : 0][p];
+                v += b2;
             }
             set_channel<C::OUT_BITS>(y, o, requant<C>(v, S[fo][p]));
         }
