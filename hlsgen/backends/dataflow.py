@@ -102,12 +102,13 @@ def _build(graph: Graph, hw: HwConfig, target: int | None) -> Dataflow:
     namer = Namer()
     tail = host_tail_nodes(graph)
     quant_in = next(n for n in graph.nodes if n.op == "QuantizeInput")
+    host_head = {n.name for n in graph.nodes[:graph.nodes.index(quant_in)]}  # float preprocessing
     streams: dict[str, Stream] = {}
     first = input_stream(graph, quant_in.outputs[0], namer)
     streams[first.tensor] = first
     layers: list[Layer] = []
     for n in graph.nodes:
-        if n.op in ("QuantizeInput", "DequantizeOutput") or n.name in tail:
+        if n.op in ("QuantizeInput", "DequantizeOutput") or n.name in tail or n.name in host_head:
             continue
         if n.op not in _HARDWARE:
             raise HlsgenError(f"node {n.name} ({n.op}): no hardware unit for this op")
@@ -128,23 +129,44 @@ _HARDWARE = ("QConv", "QGemm", "QAdd", "QMaxPool", "QAvgPool", "QRequant", "Resh
 
 
 def input_stream(graph: Graph, tensor: str, namer: Namer) -> Stream:
-    """The network input: NCHW inputs stream as NHWC pixels; an NHWC input (a model that starts with
-    Transpose(0,3,1,2), as tf2onnx writes) streams in its own memory order, so that after the
-    Transpose the first layer sees the canonical order."""
+    """The network input. Its stream order is chosen so that the first tensor a layer reads arrives
+    in the canonical order (pixels raster, channels innermost): an NCHW input streams as NHWC
+    pixels; an input that reaches the first layer through layout ops only (tf2onnx's NHWC input ->
+    Transpose(0,3,1,2); an NHWC input with one channel -> Reshape to [1, C, H, W]; a flat [1, 490]
+    -> Reshape [1, 49, 10, 1] -> Transpose; a 1-D conv's [1, W, C] -> Transpose -> Reshape) streams
+    in the order that those ops turn into the canonical one. For these idioms that is the input's
+    own memory order, so a DMA can send the buffer as it is."""
     t = graph.tensor(tensor)
     assert t.qtype is not None
-    shape, bits, signed = t.shape[1:], t.qtype.int.bits, t.qtype.int.signed
-    users = graph.consumers(tensor)
-    nhwc = len(shape) == 3 and len(users) == 1 and users[0].op == "Transpose" and \
-        tuple(users[0].attr("perm")) == (0, 3, 1, 2)
-    if nhwc:
-        h, w, c = shape
-        return Stream(namer(tensor), tensor, h * w, c, bits, signed, h, w, np.arange(h * w * c))
+    bits, signed = t.qtype.int.bits, t.qtype.int.signed
+    chain, target = _layout_chain(graph, tensor)
+    shape = graph.tensor(target).shape[1:]
     if len(shape) == 3:
         c, h, w = shape
-        return Stream(namer(tensor), tensor, h * w, c, bits, signed, h, w, canonical_order(shape))
-    size = int(np.prod(shape))
+        return Stream(namer(tensor), tensor, h * w, c, bits, signed, h, w, _order_before(graph, chain, shape))
+    size = int(np.prod(t.shape[1:]))
     return Stream(namer(tensor), tensor, 1, size, bits, signed, 1, 1, np.arange(size))
+
+
+def _layout_chain(graph: Graph, tensor: str) -> tuple[list[Node], str]:
+    """The Reshape/Transpose nodes from `tensor` to the first tensor a layer reads (single readers)."""
+    chain: list[Node] = []
+    while (n := graph.single_consumer(tensor)) is not None and n.op in LAYOUT_OPS:
+        chain.append(n)
+        tensor = n.outputs[0]
+    return chain, tensor
+
+
+def _order_before(graph: Graph, chain: list[Node], shape: tuple[int, ...]) -> np.ndarray:
+    """Flat indices of the chain's input, in the order that makes its output canonical."""
+    order = canonical_order(shape)
+    for n in reversed(chain):
+        if n.op == "Transpose":
+            x_shape = graph.tensor(n.inputs[0]).shape[1:]
+            perm = [p - 1 for p in n.attr("perm")[1:]]
+            x_of_y = np.arange(int(np.prod(x_shape))).reshape(x_shape).transpose(perm).ravel()
+            order = x_of_y[order]
+    return order
 
 
 def canonical_order(shape: tuple[int, ...]) -> np.ndarray:
