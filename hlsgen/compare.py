@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,7 @@ __all__ = ["BOUND_LSB", "COMPARED_OPS", "Comparison", "LayerAgreement", "agreeme
 COMPARED_OPS = ("QConv", "QGemm", "QAdd", "QAvgPool", "QMaxPool", "QRequant")
 BOUND_LSB = 1  # every rounding point, fed onnxruntime's inputs
 SYNTHETIC_BATCH = 8
+_LAYOUT_OPS = ("Reshape", "Transpose")
 
 
 @dataclass(frozen=True)
@@ -89,11 +90,45 @@ class Comparison:
 
 def ort_name(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]) -> str:
     """The onnxruntime integer tensor an integer tensor of the compiled graph stands for."""
-    names = [a for a in (tensor, *g.tensor(tensor).aliases) if a in ort]  # own name: an exported model
+    names = _names(g, tensor, ort)
     if not names:
         raise HlsgenError(f"no onnxruntime integer tensor stands for {shown(tensor)} "
                           f"(source names {[shown(a) for a in g.tensor(tensor).aliases]})")
     return names[0]
+
+
+def _names(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]) -> list[str]:
+    return [a for a in (tensor, *g.tensor(tensor).aliases) if a in ort]  # own name: an exported model
+
+
+def ort_codes(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]) -> np.ndarray:
+    """onnxruntime's codes of an integer tensor: its counterpart's, or for a tensor hlsgen made with a
+    Reshape/Transpose (a 1-D conv run as 2-D), that op applied to its input's codes."""
+    p = g.producer(tensor)
+    if not _names(g, tensor, ort) and p is not None and p.op in _LAYOUT_OPS:
+        return KERNELS[p.op](p, g, [ort_codes(g, p.inputs[0], ort)])
+    return ort[ort_name(g, tensor, ort)].astype(np.int64)
+
+
+def _output_view(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]
+                 ) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+    """onnxruntime's codes of a layer output, and how to bring ours to them: through the Reshape/
+    Transpose chain hlsgen added after the layer when the output itself has no counterpart."""
+    chain: list[Node] = []
+    while not _names(g, tensor, ort):
+        m = g.single_consumer(tensor)
+        if m is None or m.op not in _LAYOUT_OPS:
+            ort_name(g, tensor, ort)  # raises, naming the tensor
+        assert m is not None
+        chain.append(m)
+        tensor = m.outputs[0]
+
+    def forward(a: np.ndarray) -> np.ndarray:
+        for m in chain:
+            a = KERNELS[m.op](m, g, [a])
+        return a
+
+    return ort[ort_name(g, tensor, ort)].astype(np.int64), forward
 
 
 def _fed_inputs(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> list[np.ndarray]:
@@ -106,12 +141,14 @@ def _fed_inputs(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> list[np.nda
         if t.data is not None:
             args.append(np.asarray(t.data, dtype=np.int64 if t.integer else np.float64))
         else:
-            args.append(ort[ort_name(g, name, ort)].astype(np.int64))
+            args.append(ort_codes(g, name, ort))
     return args
 
 
-def _want(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> np.ndarray:
-    return ort[ort_name(g, n.outputs[0], ort)].astype(np.int64)
+def _diff(g: Graph, n: Node, ort: Mapping[str, np.ndarray], ours: np.ndarray) -> np.ndarray:
+    """|ours - onnxruntime| for the layer's output codes `ours`."""
+    want, forward = _output_view(g, n.outputs[0], ort)
+    return np.abs(forward(ours) - want)
 
 
 def compared_layers(g: Graph) -> list[Node]:
@@ -120,14 +157,14 @@ def compared_layers(g: Graph) -> list[Node]:
 
 def fed_differences(g: Graph, ort: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """|golden - onnxruntime| per output value of every compared layer, each fed its inputs from onnxruntime."""
-    return {n.name: np.abs(KERNELS[n.op](n, g, _fed_inputs(g, n, ort)) - _want(g, n, ort))
+    return {n.name: _diff(g, n, ort, KERNELS[n.op](n, g, _fed_inputs(g, n, ort)))
             for n in compared_layers(g)}
 
 
 def end_to_end_differences(c: Compilation, x: np.ndarray, ort: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """|golden - onnxruntime| per output value of every compared layer, the golden model run alone on `x`."""
     ours = intermediates(c, x)
-    return {n.name: np.abs(ours[n.outputs[0]] - _want(c.graph, n, ort)) for n in compared_layers(c.graph)}
+    return {n.name: _diff(c.graph, n, ort, ours[n.outputs[0]]) for n in compared_layers(c.graph)}
 
 
 def mid_name(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> str | None:
@@ -164,7 +201,7 @@ def step_differences(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> list[n
     skip = (fed[3], param("skip_zp", 0), param("skip_mult")) if len(fed) > 3 else None
     y = numerics.fused_epilogue(t_ort - int(n.attrs["mid_zp"]), last, None, skip,
                                 channel_param(n, "post_bias", nd, 1), n.attr("rounding", "half_even"))
-    return [np.abs(t - t_ort), np.abs(y - _want(g, n, ort))]
+    return [np.abs(t - t_ort), _diff(g, n, ort, y)]
 
 
 def agreement_rows(c: Compilation, ort: Mapping[str, np.ndarray], x: np.ndarray) -> list[LayerAgreement]:

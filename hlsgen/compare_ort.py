@@ -72,21 +72,29 @@ def _session(model: onnx.ModelProto) -> Any:
 
 
 def _expose_all(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy whose graph outputs are every node output shape inference can type."""
+    """A copy whose graph outputs are every node output shape inference can type (QuantizeLinear outputs
+    it leaves untyped get their zero point's type)."""
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:  # noqa: BLE001  (then only the declared types are known)
         inferred = model
     typed = {vi.name: vi for vi in (*inferred.graph.value_info, *inferred.graph.output)
              if vi.type.tensor_type.elem_type}
+    inits = {t.name: t.data_type for t in model.graph.initializer}
     out = onnx.ModelProto()
     out.CopyFrom(model)
     have = {o.name for o in out.graph.output}
     for node in out.graph.node:
         for name in node.output:
-            if name and name not in have and name in typed:
+            if not name or name in have:
+                continue
+            if name in typed:
                 out.graph.output.append(typed[name])
-                have.add(name)
+            elif node.op_type == "QuantizeLinear":
+                zp = node.input[2] if len(node.input) > 2 else ""
+                out.graph.output.append(onnx.helper.make_tensor_value_info(
+                    name, inits.get(zp, onnx.TensorProto.UINT8), None))
+            have.add(name)
     return out
 
 

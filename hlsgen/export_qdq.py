@@ -34,6 +34,7 @@ INFO_ATTRS = {"acc_bits", "mult_bits", "act", "post_act", "reproduces", "roundin
 TWO_STEP = {"mid_mult", "mid_mult_neg", "mid_shift", "mid_zp", "mid_lo", "mid_hi", "post_bias"}
 KNOWN_ATTRS = {
     "QuantizeInput": set(), "DequantizeOutput": set(), "Reshape": {"shape"}, "Transpose": {"perm"},
+    "Affine": {"axis"}, "Add": set(), "Sub": set(), "Mul": set(), "Div": set(),  # host-side, before the input Q
     "QConv": {"strides", "pads", "dilations", "group", "pad_value", "mult", "shift", "mult_neg", "zp", "lo", "hi",
               "skip_zp", "skip_mult", *TWO_STEP},
     "QGemm": {"mult", "shift", "mult_neg", "zp", "lo", "hi", *TWO_STEP},
@@ -256,8 +257,30 @@ def qrequant(b: QdqBuilder, n: Node) -> None:
 
 
 def quantize_input(b: QdqBuilder, n: Node) -> None:
-    _, zp = b.act(n.outputs[0])
-    b.q(n.inputs[0], n.outputs[0], zp)
+    x, out = n.inputs[0], n.outputs[0]
+    if b.qtype(out).int.bipolar:  # the sign, 0 -> +1
+        one, minus = b.const(f"{out}.one", np.float32(1)), b.const(f"{out}.minus", np.float32(-1))
+        ge = b.op("GreaterOrEqual", [x, b.const(f"{out}.zero", np.float32(0))], f"{out}.ge")
+        b.quantize(b.op("Where", [ge, one, minus], f"{out}.sign"), out, 1.0, 0, np.dtype(np.int8))
+        return
+    b.q(x, out, b.act(out)[1])
+
+
+def affine(b: QdqBuilder, n: Node) -> None:
+    """Host-side y = a·x + b along `axis` (before the input quantizer)."""
+    x, a, c = n.inputs
+    nd, axis = len(b.g.tensor(x).shape), int(n.attr("axis", 1))
+    scaled = b.op("Mul", [x, b.const(f"{a}.f", _per_axis(b.g.tensor(a).real_value(), nd, axis))], n.name)
+    b.op("Add", [scaled, b.const(f"{c}.f", _per_axis(b.g.tensor(c).real_value(), nd, axis))], n.name,
+         out=n.outputs[0])
+
+
+def elementwise(b: QdqBuilder, n: Node) -> None:
+    """Host-side float Add/Sub/Mul/Div (before the input quantizer), constants as float32."""
+    g = b.g
+    ins = [b.const(f"{i}.f", np.asarray(g.tensor(i).real_value(), np.float32)) if g.is_const(i) else i
+           for i in n.inputs]
+    b.op(n.op, ins, n.name, out=n.outputs[0])
 
 
 def dequantize_output(b: QdqBuilder, n: Node) -> None:
@@ -279,5 +302,6 @@ def transpose(b: QdqBuilder, n: Node) -> None:
 EMITTERS: dict[str, Callable[[QdqBuilder, Node], None]] = {
     "QuantizeInput": quantize_input, "DequantizeOutput": dequantize_output, "Reshape": reshape,
     "Transpose": transpose, "QConv": qconv, "QGemm": qgemm, "QAdd": qadd, "QAvgPool": qavgpool,
-    "QMaxPool": qmaxpool, "QRequant": qrequant,
+    "QMaxPool": qmaxpool, "QRequant": qrequant, "Affine": affine,
+    **{op: elementwise for op in ("Add", "Sub", "Mul", "Div")},
 }

@@ -14,8 +14,10 @@ import onnx
 import pytest
 from onnx_builders import init, model, node, vi
 
+from hlsgen import compile_model
 from hlsgen.cli import main
-from hlsgen.compare import compare_model, render_table, to_json
+from hlsgen.compare import compare_model, layer_agreement, render_table, to_json
+from hlsgen.export_qdq import export_qdq
 from hlsgen.golden import KERNELS
 
 DEFAULTS = "quant:\n  rounding: half_even\nbn:\n  var_floor: 1.0e-4\n"  # a config, all defaults
@@ -124,6 +126,16 @@ def test_export_negative_control(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(KERNELS, "QGemm", lambda n, g, i: qgemm(n, g, i) - 2 if n.name == "fc2" else qgemm(n, g, i))
     cmp = compare_model(EXAMPLES / "mlp_yaml" / "model.yaml")
     assert [r.name for r in cmp.rows if not r.ok] == ["fc2"]
+
+
+def test_export_of_a_qdq_model_keeps_both_roundings(zoo: dict[str, Path]) -> None:
+    """resnet_tiny's two-step layers exported (t as its own QuantizeLinear): onnxruntime on the export
+    agrees with the golden model at every rounding point."""
+    c = compile_model(zoo["resnet_tiny"])
+    exported = export_qdq(c.graph)
+    onnx.checker.check_model(exported, full_check=True)
+    rows = layer_agreement(c, exported, np.load(zoo["resnet_tiny_x"]))
+    assert any(r.steps == 2 for r in rows) and all(r.max_fed <= 1 for r in rows), rows
 
 
 def _qonnx_conv(path: Path) -> Path:
