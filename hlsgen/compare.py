@@ -246,8 +246,8 @@ def compare_model(model: str | Path, config: Config | str | Path | None = None,
 
 # --- output ---------------------------------------------------------------------------------------------
 
-HEADERS = ("layer", "op", "steps", "worst fed", "off by >=1", "worst end to end")
-NAME_WIDTH = 60  # longer layer names are shortened in the middle (the JSON has them whole)
+HEADERS = ("#", "layer", "op", "steps", "worst fed", "off by >=1", "worst end to end")
+NAME_WIDTH = 60  # longer layer names are shortened in the middle (the JSON has them whole, same order as #)
 
 
 def _short(name: str) -> str:
@@ -260,10 +260,10 @@ def _short(name: str) -> str:
 
 def render_table(cmp: Comparison) -> str:
     """The table `hlsgen compare` prints: one row per layer, differences in LSB of the output codes."""
-    cells = [(_short(r.name), r.op, str(r.steps), str(r.max_fed), f"{100 * r.mismatch_fed:.2f}%", str(r.max_end_to_end))
-             for r in cmp.rows]
+    cells = [(str(i), _short(r.name), r.op, str(r.steps), str(r.max_fed), f"{100 * r.mismatch_fed:.2f}%",
+              str(r.max_end_to_end)) for i, r in enumerate(cmp.rows, 1)]
     widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(HEADERS)]
-    left = (True, True, False, False, False, False)
+    left = (False, True, True, False, False, False, False)
 
     def line(row: tuple[str, ...]) -> str:
         return "  ".join(c.ljust(w) if lj else c.rjust(w) for c, w, lj in zip(row, widths, left, strict=True)).rstrip()
