@@ -88,6 +88,7 @@ def layer_attrs(graph: Graph, node: Node, codes: np.ndarray, s_w: np.ndarray,
         attrs, first = _sign_step(node, acc_scale), "mult"
     elif node.attr("mid") is None:
         attrs, first = _single_step(node, acc_scale, qy, skip, st.multiplier_bits), "mult"
+        _bias_remainder(attrs, node, real_bias - b_q * acc_scale, qy)
     else:
         attrs, first = _two_step(node, acc_scale, qy, skip, st.multiplier_bits), "mid_mult"
     if skip is not None:
@@ -118,6 +119,19 @@ def _single_step(node: Node, acc_scale: np.ndarray, qy: QType, skip: QType | Non
     if skip is not None:
         attrs["skip_mult"] = _ints(mults[1])
     return attrs
+
+
+def _bias_remainder(attrs: dict[str, Any], node: Node, remainder: np.ndarray, qy: QType) -> None:
+    """The part of a float bias the accumulator grid s_x·s_w cannot hold (a QONNX/Brevitas layer
+    whose inputs and weights have coarse scales, e.g. 2-bit activations times bipolar weights with
+    a folded BatchNorm: the acc grid is 1.0 while the output grid is too) is added after the
+    multiplier, at 2^-S of an output step: B2 = round(r / s_y · 2^S). Model-given int32 biases (QDQ)
+    leave no remainder. Not with LeakyReLU, whose sign test precedes B2."""
+    if node.attr("act") == "leaky" or not np.any(remainder):
+        return
+    b2 = scaled_bias(remainder, float(qy.scale), np.asarray(attrs["shift"]))
+    if np.any(b2):
+        attrs["post_bias"] = _ints(b2)
 
 
 def _sign_step(node: Node, acc_scale: np.ndarray) -> dict[str, Any]:

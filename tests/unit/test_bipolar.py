@@ -83,3 +83,46 @@ def test_bipolar_mlp_matches_qonnx_semantics_exactly_without_calibration() -> No
     assert np.array_equal(codes, reference(x, p).astype(np.int64))
     (real,) = run_golden(c, x)
     assert np.array_equal(real, reference(x, p))
+
+
+def tfc_w1a2() -> onnx.ModelProto:
+    """TFC-w1a2: 2-bit narrow activations (scale 1: {-1, 0, 1}) times bipolar weights, BatchNorm in
+    between: the accumulator grid is 1.0, so the folded float bias needs the post-multiplier term."""
+    m, _ = tfc_like(seed=3)
+    for n in m.graph.node:
+        if n.op_type == "BipolarQuant" and n.input[0] not in ("w1", "w2"):
+            n.op_type = "Quant"
+            n.input.extend(["z", "bits2"])
+            n.attribute.extend([onnx.helper.make_attribute("signed", 1), onnx.helper.make_attribute("narrow", 1)])
+    m.graph.initializer.extend([onnx.numpy_helper.from_array(np.array(0.0, np.float32), "z"),
+                                onnx.numpy_helper.from_array(np.array(2.0, np.float32), "bits2")])
+    return m
+
+
+def test_coarse_accumulator_grid_keeps_the_float_bias(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every layer's codes equal the source model's fake-quantized values exactly (64 samples); the
+    negative control drops the post-multiplier bias remainder and codes differ."""
+    from hlsgen import intermediates
+    from hlsgen.golden import run_graph
+    from hlsgen.numerics import dequantize
+    from hlsgen.passes import quantize_layer
+
+    x = np.random.default_rng(6).uniform(0, 1, (64, 24)).astype(np.float32)
+
+    def mismatches() -> int:
+        c = compile_model(from_onnx_model(tfc_w1a2()))
+        src = c.stages[0][1]
+        ref = run_graph(src, x, keep={o for n in src.nodes for o in n.outputs})
+        ours = intermediates(c, x)
+        bad, compared = 0, 0
+        for n in c.graph.nodes:
+            t = c.graph.tensor(n.outputs[0])
+            for alias in (a for a in t.aliases if a in ref and n.op == "QGemm"):
+                bad += int(np.sum(dequantize(ours[n.outputs[0]], t.qtype) != ref[alias]))
+                compared += 1
+        assert compared >= 2
+        return bad
+
+    assert mismatches() == 0
+    monkeypatch.setattr(quantize_layer, "_bias_remainder", lambda *args: None)
+    assert mismatches() > 0
