@@ -5,18 +5,21 @@ from __future__ import annotations
 from collections import Counter
 
 from hlsgen.ir import Graph
-from hlsgen.passes.check_supported import host_tail
+from hlsgen.passes.check_supported import host_head, host_tail
 
 
 def describe(source: Graph, fused: Graph) -> str:
     ops = Counter(n.op for n in source.nodes)
-    tail = host_tail(fused)
+    tail, head = host_tail(fused), host_head(fused)
     lines = [f"model {source.name} ({source.meta.get('format')}, opset {source.meta.get('opset', '-')}): "
              f"input {source.inputs[0]} {list(source.tensor(source.inputs[0]).shape)}",
-             "source ops: " + ", ".join(f"{op}×{k}" for op, k in sorted(ops.items())), "",
-             "hardware layers after folding and fusion:"]
+             "source ops: " + ", ".join(f"{op}×{k}" for op, k in sorted(ops.items())), ""]
+    if head:
+        lines.append("host-side head (float, before the input quantizer): "
+                     + ", ".join(f"{name} ({fused.node(name).op})" for name in head))
+    lines.append("hardware layers after folding and fusion:")
     for n in fused.nodes:
-        if n.name in tail:
+        if n.name in tail or n.name in head:
             continue
         epi = [p for p in ("residual add" if len(n.inputs) > 3 and n.op == "Conv" else "",
                            n.attr("act") if n.attr("act") not in (None, "none") else "") if p]

@@ -126,3 +126,15 @@ def test_coarse_accumulator_grid_keeps_the_float_bias(monkeypatch: pytest.Monkey
     assert mismatches() == 0
     monkeypatch.setattr(quantize_layer, "_bias_remainder", lambda *args: None)
     assert mismatches() > 0
+
+
+def test_inspect_shows_the_host_head() -> None:
+    from hlsgen.api import float_stage
+    from hlsgen.inspect import describe
+
+    source, fused, _, _ = float_stage(from_onnx_model(tfc_like()[0]), None)
+    text = describe(source, fused)
+    head = next(line for line in text.splitlines() if line.startswith("host-side head"))
+    assert "(Affine)" in head
+    layers = text.split("hardware layers after folding and fusion:\n")[1].split("host-side tail")[0]
+    assert "Affine" not in layers and layers.count("Gemm") == 2
