@@ -240,3 +240,25 @@ def test_depth_to_space_tail_runs_on_the_host(mode: str) -> None:
     np.testing.assert_allclose(ours, want, rtol=1e-4, atol=1e-4)
     (golden,) = run_golden(c, x)
     assert golden.shape == (2, 3, 12, 12)
+
+
+def test_opset22_and_a_24_bit_bias_quant() -> None:
+    """Opset 22 is accepted; a QONNX Quant of a bias may be up to 32 bits (Brevitas Int24/Int32 bias)."""
+    nodes = [node("Quant", ["b", "sb", "z", "bits"], ["bq"], name="bquant", domain=QONNX, signed=1, narrow=0),
+             node("Conv", ["x", "w", "bq"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             node("Relu", ["c"], ["y"])]
+    inits = [init("b", rand(4)), init("sb", 2.0 ** -20), init("z", 0.0), init("bits", 24.0),
+             init("w", rand(4, 2, 3, 3))]
+    m = model(nodes, [vi("x", [1, 2, 5, 5])], [vi("y", [1, 4, 5, 5])], inits, opset=22, extra_domains=[QONNX])
+    x = rand(4, 2, 5, 5)
+    c = compile_model(from_onnx_model(m), calib=x)
+    assert c.source.meta["opset"] == 22
+    b = onnx.numpy_helper.to_array(m.graph.initializer[0]).astype(np.float64)
+    bq = np.clip(np.round(b / 2.0 ** -20), -(2 ** 23), 2 ** 23 - 1) * 2.0 ** -20
+    float_graph = m
+    float_graph.graph.node[1].input[2] = "bf"
+    float_graph.graph.initializer.append(onnx.numpy_helper.from_array(bq.astype(np.float32), "bf"))
+    del float_graph.graph.node[0]
+    (ours,) = float_reference(c, x)
+    want = np.concatenate([run_ort(float_graph, xi[None])["y"] for xi in x])
+    np.testing.assert_allclose(ours, want, rtol=1e-4, atol=1e-4)
