@@ -61,6 +61,7 @@ def layer_row(g: Graph, n: Node) -> dict[str, Any]:
         "weight_bits": w.qtype.int.bits if w is not None and w.qtype else None,
         "weight_count": int(np.prod(w.shape)) if w is not None else 0,
         "act_in": _qdesc(x), "act_out": _qdesc(y), "acc_bits": n.attr("acc_bits"),
+        "reproduces": list(n.attr("reproduces") or ()),  # the source quantizers its epilogue reproduces
     }
     if w is not None and w.qtype is not None:
         s = np.abs(w.qtype.scale)
@@ -76,7 +77,7 @@ def _qdesc(t: Any) -> dict[str, Any] | None:
 
 
 def _epilogue(n: Node) -> str:
-    parts = []
+    parts = ["two-step (model's intermediate quantizer)"] if n.attr("mid_mult") is not None else []
     if n.op == "QConv" and len(n.inputs) > 3:
         parts.append("residual add")
     act = n.attr("act")
@@ -135,6 +136,7 @@ def render_markdown(r: dict[str, Any]) -> str:
         lines.append(f"| {_md(row['name'])} | {row['op']} | {row['epilogue']} | {_shapes(row['inputs'])} | "
                      f"{_shapes([row['output']])} | {row['macs']:,} | {row['weight_bits'] or ''} | "
                      f"{_act(row['act_in'])} → {_act(row['act_out'])} | {row['acc_bits'] or ''} |")
+    lines += _roundings(r)
     lines += ["", "## Host side", "",
               "Input quantization (float → codes) and output dequantization run on the host."]
     lines += [f"- tail op `{_md(t['name'])}` ({t['op']}) runs on the host in float" for t in r["host_tail"]]
@@ -160,6 +162,19 @@ def render_markdown(r: dict[str, Any]) -> str:
     if r["notes"]:
         lines += ["", "## Notes", ""] + [f"- [{n['kind']}] `{_md(n['node'])}`: {_md(n['message'])}" for n in r["notes"]]
     return "\n".join(lines) + "\n"
+
+
+def _roundings(r: dict[str, Any]) -> list[str]:
+    """Per Conv/Gemm layer, the source model's quantizers its epilogue reproduces, in order (two for a
+    two-step epilogue, docs/numerics.md §8), and any rounding the opt-in approximation dropped."""
+    rows = [row for row in r["layers"] if row.get("reproduces")]
+    if not rows:
+        return []
+    lines = ["", "## Roundings per layer", "", "| layer | reproduces |", "|---|---|"]
+    lines += [f"| {_md(row['name'])} | {', '.join(_md(q) for q in row['reproduces'])} |" for row in rows]
+    dropped = [n for n in r["notes"] if n["kind"] == "fused_rounding"]
+    lines += [""] + [f"- approximation at `{_md(n['node'])}`: {_md(n['message'])}" for n in dropped] if dropped else []
+    return lines
 
 
 def _md(text: str) -> str:
