@@ -200,7 +200,7 @@ def step_differences(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> list[n
                                 int(n.attrs["hi"]), channel_param(n, "mult_neg", nd, 1))
     skip = (fed[3], param("skip_zp", 0), param("skip_mult")) if len(fed) > 3 else None
     y = numerics.fused_epilogue(t_ort - int(n.attrs["mid_zp"]), last, None, skip,
-                                channel_param(n, "post_bias", nd, 1), n.attr("rounding", "half_even"))
+                                channel_param(n, "post_bias", nd, 1), n.attr("rounding"))
     return [np.abs(t - t_ort), _diff(g, n, ort, y)]
 
 

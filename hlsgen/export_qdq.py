@@ -210,7 +210,7 @@ def qconv(b: QdqBuilder, n: Node) -> None:
         pads = [0, 0, 0, 0]
     w, bias = _weights(b, n)
     y = b.op("Conv", [b.dq(codes, s_x, zp_x, b.tensor_dtype(x)), w, bias], n.name,
-             kernel_shape=list(b.g.tensor(n.inputs[1]).shape[2:]), pads=pads, group=int(n.attr("group", 1)),
+             kernel_shape=list(b.g.tensor(n.inputs[1]).shape[2:]), pads=pads, group=int(n.attr("group")),
              strides=list(n.attr("strides") or (1, 1)), dilations=list(n.attr("dilations") or (1, 1)))
     _epilogue(b, n, y, 4)
 
@@ -249,7 +249,7 @@ def qmaxpool(b: QdqBuilder, n: Node) -> None:
 def qrequant(b: QdqBuilder, n: Node) -> None:
     x = n.inputs[0]
     ndim = len(b.g.tensor(x).shape)
-    axis = int(n.attr("axis", 1)) % max(ndim, 1)
+    axis = int(n.attr("axis")) % max(ndim, 1)
     s_y, _ = b.act(n.outputs[0])
     zp = _ints(n, "x_zp")
     xf = b.dq(x, _positive(n, _ratio(n), "") * s_y, 0 if zp is None else zp, b.tensor_dtype(x), axis=axis)
@@ -269,7 +269,7 @@ def quantize_input(b: QdqBuilder, n: Node) -> None:
 def affine(b: QdqBuilder, n: Node) -> None:
     """Host-side y = a·x + b along `axis` (before the input quantizer)."""
     x, a, c = n.inputs
-    nd, axis = len(b.g.tensor(x).shape), int(n.attr("axis", 1))
+    nd, axis = len(b.g.tensor(x).shape), int(n.attr("axis"))
     scaled = b.op("Mul", [x, b.const(f"{a}.f", _per_axis(b.g.tensor(a).real_value(), nd, axis))], n.name)
     b.op("Add", [scaled, b.const(f"{c}.f", _per_axis(b.g.tensor(c).real_value(), nd, axis))], n.name,
          out=n.outputs[0])

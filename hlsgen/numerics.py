@@ -23,10 +23,11 @@ from typing import Literal
 
 import numpy as np
 
+from hlsgen.ir.ops import ROUNDINGS as OP_ROUNDINGS
 from hlsgen.ir.types import IntType, QType
 
 Rounding = Literal["half_even", "half_up"]
-ROUNDINGS: tuple[str, ...] = ("half_even", "half_up")
+ROUNDINGS: tuple[str, ...] = OP_ROUNDINGS  # the op schema's list (hlsgen/ir/ops.py), defined once
 MAX_SHIFT = 62
 
 

@@ -33,7 +33,7 @@ def _bound(value: Any, default: float) -> float:
 
 def activation(y: np.ndarray, node: Node) -> np.ndarray:
     """The fused epilogue of Conv/Gemm: act ∈ none, relu, clip (clip_min/max), leaky (alpha)."""
-    act = node.attr("act", "none") or "none"
+    act = node.attr("act") or "none"
     if act == "none":
         return y
     if act == "relu":
@@ -43,7 +43,7 @@ def activation(y: np.ndarray, node: Node) -> np.ndarray:
         hi = _bound(node.attr("clip_max"), np.inf)
         return np.clip(y, lo, hi)
     if act == "leaky":
-        return np.where(y >= 0, y, float(node.attr("alpha", 0.01)) * y)
+        return np.where(y >= 0, y, float(node.attr("alpha")) * y)
     raise ValueError(f"{node.name}: unknown act {act!r}")
 
 
@@ -64,7 +64,7 @@ def _qtype(graph: Graph, name: str, node: Node) -> QType:
 def conv(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     x, w, b = (real_input(node, graph, inputs, i) for i in range(3))
     y = conv2d(x, w, pads=pads4(node.attr("pads")), pad_value=0.0, strides=pair(node.attr("strides"), 1),
-               dilations=pair(node.attr("dilations"), 1), group=int(node.attr("group", 1)),
+               dilations=pair(node.attr("dilations"), 1), group=int(node.attr("group")),
                matmul=np.matmul)
     y = y + b.reshape(1, -1, 1, 1)
     skip = real_input(node, graph, inputs, 3) if len(inputs) > 3 else None
@@ -115,13 +115,13 @@ def div(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
 
 def affine(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     x, a, b = (real_input(node, graph, inputs, i) for i in range(3))
-    axis = int(node.attr("axis", 1))
+    axis = int(node.attr("axis"))
     return x * _channel_vector(a, x.ndim, axis) + _channel_vector(b, x.ndim, axis)
 
 
 def batch_normalization(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     x, gamma, beta, mean, var = (real_input(node, graph, inputs, i) for i in range(5))
-    eps = float(node.attr("epsilon", 1e-5))
+    eps = float(node.attr("epsilon"))
     scale = gamma / np.sqrt(var + eps)
     return (x - _channel_vector(mean, x.ndim, 1)) * _channel_vector(scale, x.ndim, 1) + _channel_vector(
         beta, x.ndim, 1)
@@ -139,7 +139,7 @@ def clip(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
 
 def leaky_relu(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     x = real_input(node, graph, inputs, 0)
-    return np.where(x >= 0, x, float(node.attr("alpha", 0.01)) * x)
+    return np.where(x >= 0, x, float(node.attr("alpha")) * x)
 
 
 def sigmoid(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
@@ -153,7 +153,7 @@ def tanh(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
 def log_softmax(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     """ONNX opset-13 meaning: along `axis` (default -1)."""
     x = real_input(node, graph, inputs, 0)
-    axis = int(node.attr("axis", -1))
+    axis = int(node.attr("axis"))
     shifted = x - np.max(x, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
@@ -180,7 +180,7 @@ def average_pool(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarr
     kernel, strides, pads, dil = _window_attrs(node)
     x = real_input(node, graph, inputs, 0)
     total = reduce_windows(pad_hw(x, pads, 0.0), kernel, strides, dil, np.add)
-    if int(node.attr("count_include_pad", 0)):
+    if int(node.attr("count_include_pad")):
         return total / float(kernel[0] * kernel[1])
     ones = pad_hw(np.ones((1, 1) + x.shape[2:]), pads, 0.0)
     return total / reduce_windows(ones, kernel, strides, dil, np.add)
@@ -191,7 +191,7 @@ def global_average_pool(node: Node, graph: Graph, inputs: list[np.ndarray]) -> n
 
 
 def pad(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
-    value = float(node.attr("value", 0.0) or 0.0)
+    value = float(node.attr("value") or 0.0)
     return pad_hw(real_input(node, graph, inputs, 0), pads4(node.attr("pads")), value)
 
 
@@ -223,7 +223,7 @@ def depth_to_space(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.nda
 # ---- quantization boundary ------------------------------------------------------------------------
 def quantize_linear(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     qt = _qtype(graph, node.outputs[0], node)
-    return numerics.quantize(real_input(node, graph, inputs, 0), qt, node.attr("rounding", "half_even"))
+    return numerics.quantize(real_input(node, graph, inputs, 0), qt, node.attr("rounding"))
 
 
 def dequantize_linear(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:

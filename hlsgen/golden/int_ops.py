@@ -54,7 +54,7 @@ def requant(node: Node, graph: Graph, v: np.ndarray, axis: int = 1) -> np.ndarra
     """y = clamp(zp + round_shift(v, shift), lo, hi) with the node's requant attributes."""
     zp, lo, hi = _out_requant(node, graph)
     shift = _required(node, "shift", v.ndim, axis)
-    return numerics.requantize(v, shift, zp, lo, hi, node.attr("rounding", "half_even"))
+    return numerics.requantize(v, shift, zp, lo, hi, node.attr("rounding"))
 
 
 def _out_requant(node: Node, graph: Graph) -> tuple[int, int, int]:
@@ -89,7 +89,7 @@ def _scaled_acc(node: Node, graph: Graph, acc: np.ndarray, skip: np.ndarray | No
         assert skip_zp is not None
         skip_args = (skip, skip_zp, _required(node, "skip_mult", nd, 1))
     return numerics.fused_epilogue(acc, last, mid, skip_args, channel_param(node, "post_bias", nd, 1),
-                                   node.attr("rounding", "half_even"))
+                                   node.attr("rounding"))
 
 
 # ---- host boundary --------------------------------------------------------------------------------
@@ -97,7 +97,7 @@ def quantize_input(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.nda
     qt = graph.tensor(node.outputs[0]).qtype
     if qt is None:
         raise ValueError(f"{node.name} (QuantizeInput): output has no qtype")
-    return numerics.quantize(np.asarray(inputs[0], dtype=np.float64), qt, node.attr("rounding", "half_even"))
+    return numerics.quantize(np.asarray(inputs[0], dtype=np.float64), qt, node.attr("rounding"))
 
 
 def dequantize_output(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
@@ -116,7 +116,7 @@ def qconv(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
         pad_value = 0 if qt is None else int(qt.zero_point.reshape(-1)[0])
     acc = conv2d(x.astype(np.float64), w, pads=pads4(node.attr("pads")), pad_value=float(pad_value),
                  strides=pair(node.attr("strides"), 1), dilations=pair(node.attr("dilations"), 1),
-                 group=int(node.attr("group", 1)), matmul=exact_int_matmul)
+                 group=int(node.attr("group")), matmul=exact_int_matmul)
     acc += bias.reshape(1, -1, 1, 1)
     skip = codes(inputs, 3) if len(inputs) > 3 else None
     return _scaled_acc(node, graph, acc, skip)
@@ -160,7 +160,7 @@ def qavgpool(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
         node.attr("dilations"), 1)
     pads = pads4(node.attr("pads"))
     n = kernel[0] * kernel[1]
-    if not int(node.attr("count_include_pad", 0)) and any(pads):
+    if not int(node.attr("count_include_pad")) and any(pads):
         taps = reduce_windows(pad_hw(np.ones((1, 1) + x.shape[2:], np.int64), pads, 0), kernel, strides,
                               dil, np.add)
         if int(taps.min()) < n:
@@ -177,7 +177,7 @@ def qavgpool(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
 
 def qrequant(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     x = codes(inputs, 0)
-    axis = int(node.attr("axis", 1)) % max(x.ndim, 1)
+    axis = int(node.attr("axis")) % max(x.ndim, 1)
     x_zp = channel_param(node, "x_zp", x.ndim, axis, 0)
     v = numerics.scale_accumulator(x - x_zp, _required(node, "mult", x.ndim, axis),
                                    channel_param(node, "mult_neg", x.ndim, axis))

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from hlsgen.ir.ops import default_attr
 from hlsgen.ir.types import QType
 
 
@@ -45,6 +46,9 @@ class Tensor:
         return scale * (self.data.astype(np.int64) - zp)
 
 
+_SCHEMA: Any = object()  # "use the op schema's default"
+
+
 def _freeze(attrs: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(sorted((attrs or {}).items())))
 
@@ -62,8 +66,12 @@ class Node:
         object.__setattr__(self, "outputs", tuple(self.outputs))
         object.__setattr__(self, "attrs", _freeze(self.attrs))
 
-    def attr(self, key: str, default: Any = None) -> Any:
-        return self.attrs.get(key, default)
+    def attr(self, key: str, default: Any = _SCHEMA) -> Any:
+        """The attribute's value; when absent, `default` if given, else the op schema's default
+        (hlsgen/ir/ops.py, the one place defaults live)."""
+        if key in self.attrs:
+            return self.attrs[key]
+        return default_attr(self.op, key) if default is _SCHEMA else default
 
     def with_attrs(self, **changes: Any) -> Node:
         return replace(self, attrs={**self.attrs, **changes})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hlsgen.ir.graph import Graph
+from hlsgen.ir.ops import node_problems
 
 REQUANT_ATTRS = ("mult", "shift", "zp", "lo", "hi", "rounding")
 CHANNEL_OPS = {"QConv": 0, "QGemm": 0}
@@ -15,7 +16,7 @@ class VerifyError(AssertionError):
 def verify(graph: Graph, stage: str = "") -> Graph:
     """Raise VerifyError on a malformed graph; returns the graph so it chains in pipelines."""
     where = f" after {stage}" if stage else ""
-    problems = _structure(graph) + _requant_attrs(graph)
+    problems = _structure(graph) + _schema(graph) + _requant_attrs(graph)
     if problems:
         raise VerifyError(f"IR invalid{where}: " + "; ".join(problems))
     return graph
@@ -52,6 +53,12 @@ def _structure(graph: Graph) -> list[str]:
         if t.integer and t.qtype is None:
             problems.append(f"integer tensor {t.name} has no qtype")
     return problems
+
+
+def _schema(graph: Graph) -> list[str]:
+    """Every node against the op schema (hlsgen/ir/ops.py): known op, arity, attribute names and
+    enumerated values (rounding, act, ...)."""
+    return [f"{n.name} ({n.op}): {p}" for n in graph.nodes for p in node_problems(n.op, len(n.inputs), n.attrs)]
 
 
 def _requant_attrs(graph: Graph) -> list[str]:

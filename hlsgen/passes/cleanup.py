@@ -51,7 +51,7 @@ def _fold_pad(graph: Graph, node: Node) -> Edit | None:
 
 
 def _pad_fits(pad: Node, user: Node) -> bool:
-    value = float(pad.attr("value", 0.0))
+    value = float(pad.attr("value"))
     if user.op == "Conv":
         return value == 0.0
     if user.op == "MaxPool":

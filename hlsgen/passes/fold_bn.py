@@ -53,7 +53,7 @@ def _bn_to_affine(graph: Graph, node: Node, floor: float, strict: bool) -> Edit 
         return None
     gamma, beta, mean, var = (graph.tensor(i).real_value().reshape(-1) for i in node.inputs[1:5])
     _check_params(node, gamma, beta, mean, var)
-    a, b, floored = bn_coefficients(gamma, beta, mean, var, float(node.attr("epsilon", 1e-5)), floor)
+    a, b, floored = bn_coefficients(gamma, beta, mean, var, float(node.attr("epsilon")), floor)
     notes = tuple(Note("bn_floor", node.name, f"channel {c}: variance {var[c]:.3g} raised to {floor:g}",
                        {"channel": int(c), "variance": float(var[c]), "floor": floor})
                   for c in np.flatnonzero(floored))

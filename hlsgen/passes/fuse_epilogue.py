@@ -119,6 +119,6 @@ def activation_attrs(node: Node) -> dict[str, object]:
     if node.op == "Relu":
         return {"act": "relu", "clip_min": 0.0, "clip_max": math.inf}
     if node.op == "Clip":
-        return {"act": "clip", "clip_min": float(node.attr("min", -math.inf)),
-                "clip_max": float(node.attr("max", math.inf))}
-    return {"act": "leaky", "alpha": float(node.attr("alpha", 0.01))}
+        return {"act": "clip", "clip_min": float(node.attr("min")),
+                "clip_max": float(node.attr("max"))}
+    return {"act": "leaky", "alpha": float(node.attr("alpha"))}

@@ -113,7 +113,7 @@ def _single_step(node: Node, acc_scale: np.ndarray, qy: QType, skip: QType | Non
     if node.attr("act") == "leaky":
         ratios.append(ratios[0] * float(node.attr("alpha")))
     mults, shift = multipliers(node, ratios, bits)
-    lo, hi = clamp_codes(qy, node.attr("clip_min", -math.inf), node.attr("clip_max", math.inf))
+    lo, hi = clamp_codes(qy, node.attr("clip_min"), node.attr("clip_max"))
     attrs = {"mult": _ints(mults[0]), "shift": _ints(shift), "zp": int(qy.zero_point), "lo": lo, "hi": hi,
              "mult_neg": _ints(mults[-1]) if node.attr("act") == "leaky" else None}
     if skip is not None:
@@ -156,14 +156,14 @@ def _two_step(node: Node, acc_scale: np.ndarray, qy: QType, skip: QType | None, 
     n, s_t, s_y = acc_scale.size, float(qt.scale), float(qy.scale)
     r1 = [acc_scale / s_t] + ([acc_scale / s_t * float(node.attr("alpha"))] if node.attr("act") == "leaky" else [])
     m1, sh1 = multipliers(node, r1, bits)
-    lo_t, hi_t = clamp_codes(qt, node.attr("clip_min", -math.inf), node.attr("clip_max", math.inf))
+    lo_t, hi_t = clamp_codes(qt, node.attr("clip_min"), node.attr("clip_max"))
     post_a = np.broadcast_to(np.asarray(node.attr("post_a"), dtype=np.float64), (n,))
     r2 = [post_a * s_t / s_y] + ([np.full(n, float(skip.scale) / s_y)] if skip is not None else [])
     leaky = node.attr("post_act") == "leaky"
     if leaky:
         r2.append(r2[0] * float(node.attr("post_alpha")))
     m2, sh2 = multipliers(node, r2, bits)
-    lo, hi = clamp_codes(qy, node.attr("post_clip_min", -math.inf), node.attr("post_clip_max", math.inf))
+    lo, hi = clamp_codes(qy, node.attr("post_clip_min"), node.attr("post_clip_max"))
     post_b = np.broadcast_to(np.asarray(node.attr("post_b"), dtype=np.float64), (n,))
     attrs = {"mid_mult": _ints(m1[0]), "mid_mult_neg": _ints(m1[1]) if len(m1) > 1 else None,
              "mid_shift": _ints(sh1), "mid_zp": int(qt.zero_point), "mid_lo": lo_t, "mid_hi": hi_t,

@@ -53,7 +53,7 @@ def post_affine(layer: Node, a: np.ndarray, b: np.ndarray) -> dict[str, Any]:
 
 
 def post_bias_free(layer: Node) -> bool:
-    return not np.any(np.asarray(layer.attr("post_b", (0.0,)))) and len(layer.inputs) == 3
+    return not np.any(np.asarray(layer.attr("post_b"))) and len(layer.inputs) == 3
 
 
 def kept_rounding_note(graph: Graph, tensor: str, layer: str) -> tuple[Note, ...]:

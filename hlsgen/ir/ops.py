@@ -1,0 +1,168 @@
+"""The one schema of IR operators: every op, its arity and every attribute with its default.
+
+`Op` names each operator (a `str` enum: `Op.CONV == "Conv"`, so node ops stay plain strings in
+dumps). `SPECS[op]` gives the number of inputs it takes and its attributes: a default, or REQUIRED.
+`verify` (run after every pass) refuses a node whose op, arity, attribute names or enumerated
+attribute values are not in this table, so a misspelt attribute or a new rounding mode cannot be
+silently ignored by a kernel that falls back to a default. `Node.attr(name)` without an explicit
+default returns the schema's default, so defaults live here once (not at every call site).
+docs/ir.md lists the same table for readers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Any
+
+
+class Op(str, Enum):
+    # float graph (front-end and float passes)
+    CONV = "Conv"
+    GEMM = "Gemm"
+    MATMUL = "MatMul"
+    ADD = "Add"
+    SUB = "Sub"
+    MUL = "Mul"
+    DIV = "Div"
+    AFFINE = "Affine"
+    BATCHNORM = "BatchNormalization"
+    RELU = "Relu"
+    CLIP = "Clip"
+    LEAKY_RELU = "LeakyRelu"
+    MAXPOOL = "MaxPool"
+    AVGPOOL = "AveragePool"
+    GLOBAL_AVGPOOL = "GlobalAveragePool"
+    PAD = "Pad"
+    RESHAPE = "Reshape"
+    TRANSPOSE = "Transpose"
+    QUANTIZE_LINEAR = "QuantizeLinear"
+    DEQUANTIZE_LINEAR = "DequantizeLinear"
+    SOFTMAX = "Softmax"
+    LOG_SOFTMAX = "LogSoftmax"
+    SIGMOID = "Sigmoid"
+    TANH = "Tanh"
+    DEPTH_TO_SPACE = "DepthToSpace"
+    # integer graph (after quantize)
+    QUANTIZE_INPUT = "QuantizeInput"
+    QCONV = "QConv"
+    QGEMM = "QGemm"
+    QADD = "QAdd"
+    QMAXPOOL = "QMaxPool"
+    QAVGPOOL = "QAvgPool"
+    QREQUANT = "QRequant"
+    DEQUANTIZE_OUTPUT = "DequantizeOutput"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+ROUNDINGS = ("half_even", "half_up")  # numerics.ROUNDINGS re-exports this tuple
+ACTIVATIONS = ("none", "relu", "clip", "leaky")
+CHOICES: Mapping[str, tuple[Any, ...]] = MappingProxyType({
+    "rounding": ROUNDINGS, "act": ACTIVATIONS, "post_act": ACTIVATIONS, "mode": ("DCR", "CRD"),
+})
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    inputs: tuple[int, int]  # fewest and most inputs
+    attrs: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+def _spec(arity: int | tuple[int, int], **attrs: Any) -> OpSpec:
+    fewest, most = (arity, arity) if isinstance(arity, int) else arity
+    return OpSpec((fewest, most), MappingProxyType(dict(attrs)))
+
+
+_WINDOW: dict[str, Any] = {"strides": (1, 1), "pads": (0, 0, 0, 0), "dilations": (1, 1)}
+_EPILOGUE: dict[str, Any] = {"act": "none", "clip_min": -math.inf, "clip_max": math.inf, "alpha": 0.01,
+             # the model's own quantizer between the layer and the ops fused after it (two-step)
+             "mid": None, "mid_tensor": None, "post_a": (1.0,), "post_b": (0.0,), "post_act": "none",
+             "post_clip_min": -math.inf, "post_clip_max": math.inf, "post_alpha": 0.01}
+_SHIFT_CLAMP: dict[str, Any] = {"shift": REQUIRED, "zp": REQUIRED, "lo": REQUIRED, "hi": REQUIRED,
+                                "rounding": "half_even", "mult_neg": None}
+_REQUANT: dict[str, Any] = {"mult": REQUIRED, **_SHIFT_CLAMP}
+_TWO_STEP: dict[str, Any] = {"mid_mult": None, "mid_mult_neg": None, "mid_shift": None, "mid_zp": 0, "mid_lo": None,
+             "mid_hi": None, "post_act": "none", "post_bias": None, "reproduces": ()}
+_LAYER_INT: dict[str, Any] = {**_REQUANT, **_TWO_STEP, "acc_bits": REQUIRED, "mult_bits": REQUIRED, "act": "none"}
+
+SPECS: Mapping[Op, OpSpec] = MappingProxyType({
+    Op.CONV: _spec((3, 4), **_WINDOW, group=1, **_EPILOGUE),
+    Op.GEMM: _spec((3, 4), **_EPILOGUE),
+    Op.MATMUL: _spec(2),
+    Op.ADD: _spec(2),
+    Op.SUB: _spec(2),
+    Op.MUL: _spec(2),
+    Op.DIV: _spec(2),
+    Op.AFFINE: _spec(3, axis=1),
+    Op.BATCHNORM: _spec(5, epsilon=1e-5, relu_restored=False),
+    Op.RELU: _spec(1),
+    Op.CLIP: _spec(1, min=-math.inf, max=math.inf),
+    Op.LEAKY_RELU: _spec(1, alpha=0.01),
+    Op.MAXPOOL: _spec(1, kernel=REQUIRED, **_WINDOW),
+    Op.AVGPOOL: _spec(1, kernel=REQUIRED, strides=(1, 1), pads=(0, 0, 0, 0), count_include_pad=0),
+    Op.GLOBAL_AVGPOOL: _spec(1),
+    Op.PAD: _spec(1, pads=REQUIRED, value=0.0),
+    Op.RESHAPE: _spec(1, shape=REQUIRED),
+    Op.TRANSPOSE: _spec(1, perm=REQUIRED),
+    Op.QUANTIZE_LINEAR: _spec(1, rounding="half_even"),
+    Op.DEQUANTIZE_LINEAR: _spec(1),
+    Op.SOFTMAX: _spec(1, axis=-1),
+    Op.LOG_SOFTMAX: _spec(1, axis=-1),
+    Op.SIGMOID: _spec(1),
+    Op.TANH: _spec(1),
+    Op.DEPTH_TO_SPACE: _spec(1, blocksize=REQUIRED, mode="DCR"),
+    Op.QUANTIZE_INPUT: _spec(1, rounding="half_even"),
+    Op.QCONV: _spec((3, 4), **_WINDOW, group=1, pad_value=REQUIRED, **_LAYER_INT, skip_mult=None, skip_zp=0),
+    Op.QGEMM: _spec(3, **_LAYER_INT),
+    Op.QADD: _spec(2, **_SHIFT_CLAMP, a_mult=REQUIRED, a_zp=REQUIRED, b_mult=REQUIRED, b_zp=REQUIRED),
+    Op.QMAXPOOL: _spec(1, kernel=REQUIRED, **_WINDOW, pad_value=REQUIRED),
+    Op.QAVGPOOL: _spec(1, kernel=REQUIRED, strides=(1, 1), pads=(0, 0, 0, 0), count_include_pad=0,
+                       x_zp=REQUIRED, **_REQUANT),
+    Op.QREQUANT: _spec(1, axis=1, x_zp=REQUIRED, **_REQUANT),
+    Op.DEQUANTIZE_OUTPUT: _spec(1),
+})
+
+
+def spec_of(op: str) -> OpSpec | None:
+    try:
+        return SPECS[Op(op)]
+    except ValueError:
+        return None
+
+
+def default_attr(op: str, name: str) -> Any:
+    """The schema default of attribute `name` of `op` (None when the op or attribute is unknown or
+    the attribute is required)."""
+    spec = spec_of(op)
+    value = spec.attrs.get(name) if spec is not None else None
+    return None if value is REQUIRED else value
+
+
+def node_problems(op: str, n_inputs: int, attrs: Mapping[str, Any]) -> list[str]:
+    """What is wrong with a node against the schema (empty when nothing)."""
+    spec = spec_of(op)
+    if spec is None:
+        return [f"unknown op {op!r}"]
+    lo, hi = spec.inputs
+    problems = [f"{n_inputs} inputs (takes {lo}..{hi})"] if not lo <= n_inputs <= hi else []
+    unknown = sorted(set(attrs) - set(spec.attrs))
+    if unknown:
+        problems.append(f"unknown attributes {unknown}")
+    missing = sorted(k for k, v in spec.attrs.items() if v is REQUIRED and k not in attrs)
+    if missing:
+        problems.append(f"missing attributes {missing}")
+    for key, allowed in CHOICES.items():
+        if key in attrs and attrs[key] not in allowed:
+            problems.append(f"{key}={attrs[key]!r} is not one of {allowed}")
+    return problems

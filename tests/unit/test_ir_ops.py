@@ -1,0 +1,57 @@
+"""The op schema (hlsgen/ir/ops.py): one table of ops, arities and attribute defaults, enforced by
+verify after every pass, so a misspelt attribute or an unknown rounding mode cannot be silently
+replaced by a kernel's default."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from hlsgen.golden import KERNELS
+from hlsgen.ir import Graph, IntType, Node, QType, Tensor, VerifyError, verify
+from hlsgen.ir.ops import SPECS, Op, node_problems
+
+
+def test_every_op_has_a_golden_kernel_and_every_kernel_an_op() -> None:
+    assert {str(op) for op in Op} == set(KERNELS)
+
+
+def test_defaults_come_from_the_schema() -> None:
+    conv = Node("c", "Conv", ("x", "w", "b"), ("y",), {})
+    assert conv.attr("group") == 1 and conv.attr("act") == "none" and conv.attr("clip_max") == math.inf
+    assert conv.attr("group", 7) == 7  # an explicit default still wins
+    assert Node("q", "QGemm", ("x", "w", "b"), ("y",), {}).attr("rounding") == "half_even"
+    assert Node("s", "Softmax", ("x",), ("y",), {}).attr("axis") == -1
+    assert Node("a", "Affine", ("x", "a", "b"), ("y",), {}).attr("axis") == 1
+
+
+def _requant_graph(**attrs: object) -> Graph:
+    qt = QType(IntType(8, True), 0.1, 0)
+    t = {n: Tensor(n, (1, 4), qt, integer=True) for n in ("x", "y")}
+    base = {"x_zp": 0, "mult": (1,) * 4, "shift": (0,) * 4, "zp": 0, "lo": -128, "hi": 127}
+    node = Node("r", "QRequant", ("x",), ("y",), {**base, **attrs})
+    return Graph("g", (node,), t, ("x",), ("y",))
+
+
+def test_verify_accepts_a_well_formed_node() -> None:
+    verify(_requant_graph(rounding="half_up"))
+
+
+@pytest.mark.parametrize(("attrs", "message"), [
+    ({"rounding": "half_down"}, "rounding='half_down' is not one of"),
+    ({"roundng": "half_up"}, "unknown attributes ['roundng']"),
+])
+def test_verify_refuses_what_a_kernel_would_silently_default(attrs: dict, message: str) -> None:
+    with pytest.raises(VerifyError, match=message.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(")):
+        verify(_requant_graph(**attrs))
+
+
+def test_arity_unknown_op_and_required_attributes() -> None:
+    assert node_problems("Conv", 2, {}) == ["2 inputs (takes 3..4)"]
+    assert node_problems("Frobnicate", 1, {}) == ["unknown op 'Frobnicate'"]
+    assert node_problems("Transpose", 1, {}) == ["missing attributes ['perm']"]
+    assert all(spec.inputs[0] <= spec.inputs[1] for spec in SPECS.values())
+    assert not node_problems("QConv", 3, {k: np.zeros(1) for k, v in SPECS[Op.QCONV].attrs.items()
+                                          if k not in ("rounding", "act", "post_act")})
