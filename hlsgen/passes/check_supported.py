@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from hlsgen.errors import UnsupportedModelError
 from hlsgen.ir import Graph, Node
+from hlsgen.ir.ops import Op
 from hlsgen.passes.context import PassContext
 
-HARDWARE_OPS = ("Conv", "Gemm", "Add", "MaxPool", "AveragePool", "GlobalAveragePool", "Relu", "Clip",
-                "LeakyRelu", "Reshape", "Transpose")
-HOST_TAIL_OPS = ("Softmax", "LogSoftmax", "Sigmoid", "Tanh", "DepthToSpace")
-LAYOUT_OPS = ("Reshape", "Transpose")
+HARDWARE_OPS = (Op.CONV, Op.GEMM, Op.ADD, Op.MAXPOOL, Op.AVGPOOL, Op.GLOBAL_AVGPOOL, Op.RELU, Op.CLIP,
+                Op.LEAKY_RELU, Op.RESHAPE, Op.TRANSPOSE)
+HOST_TAIL_OPS = (Op.SOFTMAX, Op.LOG_SOFTMAX, Op.SIGMOID, Op.TANH, Op.DEPTH_TO_SPACE)
+LAYOUT_OPS = (Op.RESHAPE, Op.TRANSPOSE)
 
 
 def host_tail(graph: Graph) -> set[str]:
@@ -33,7 +34,7 @@ def host_tail(graph: Graph) -> set[str]:
     return tail
 
 
-HEAD_OPS = ("Reshape", "Transpose", "Affine")
+HEAD_OPS = (Op.RESHAPE, Op.TRANSPOSE, Op.AFFINE)
 
 
 def host_head(graph: Graph) -> tuple[str, ...]:
