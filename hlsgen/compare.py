@@ -48,7 +48,7 @@ __all__ = ["BOUND_LSB", "COMPARED_OPS", "Comparison", "LayerAgreement", "agreeme
            "end_to_end_differences", "fed_differences", "layer_agreement", "ort_integers", "ort_name",
            "render_table", "step_differences", "to_json", "write_json"]
 
-COMPARED_OPS = ("QConv", "QGemm", "QAdd", "QAvgPool", "QMaxPool", "QRequant")
+COMPARED_OPS = ("QConv", "QGemm", "QAdd", "QAvgPool", "QMaxPool", "QRequant", "QLut")
 BOUND_LSB = 1  # every rounding point, fed onnxruntime's inputs
 SYNTHETIC_BATCH = 8
 _LAYOUT_OPS = ("Reshape", "Transpose")

@@ -11,11 +11,18 @@ import onnx
 
 from hlsgen.frontend.onnx_ops_common import INF, Ctx, Unsupported, norm_axis, operand, scalar
 
-
 # ---- elementwise ----------------------------------------------------------------------------------
+UNARY_ATTRS = {"Elu": ("alpha",), "Selu": ("alpha", "gamma"), "HardSigmoid": ("alpha", "beta"),
+               "Gelu": ("approximate",)}
+
+
 def unary(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
+    """Relu and the elementwise math functions (Sigmoid, Tanh, Elu, ..., hlsgen.golden.unary);
+    their ONNX attributes keep their names, absent ones take the schema's ONNX defaults."""
     x, xs = operand(ctx, node)
-    ctx.add_node(name, node.op_type, [x], node.output[:1], {}, [xs])
+    a = ctx.attrs(node)
+    attrs = {k: a[k] for k in UNARY_ATTRS.get(node.op_type, ()) if k in a}
+    ctx.add_node(name, node.op_type, [x], node.output[:1], attrs, [xs])
 
 
 def leaky_relu(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:

@@ -16,6 +16,7 @@ import numpy as np
 from hlsgen.golden import float_ops as F
 from hlsgen.golden import int_ops as Q
 from hlsgen.ir.graph import Graph, Node, Tensor
+from hlsgen.ir.ops import UNARY_OPS
 
 Kernel = Callable[[Node, Graph, list[np.ndarray]], np.ndarray]
 
@@ -44,9 +45,9 @@ KERNELS: dict[str, Kernel] = {
     "DequantizeLinear": F.dequantize_linear,
     "Softmax": F.softmax,
     "LogSoftmax": F.log_softmax,
-    "Sigmoid": F.sigmoid,
-    "Tanh": F.tanh,
+    **{str(op): F.unary for op in UNARY_OPS},
     # integer ops
+    "QLut": Q.qlut,
     "QuantizeInput": Q.quantize_input,
     "QConv": Q.qconv,
     "QGemm": Q.qgemm,

@@ -13,8 +13,10 @@ from typing import Any
 import numpy as np
 
 from hlsgen import numerics
+from hlsgen.golden.unary import FUNCTIONS
 from hlsgen.golden.window import conv2d, pad_hw, pads4, pair, reduce_windows
 from hlsgen.ir.graph import Graph, Node
+from hlsgen.ir.ops import SPECS, Op
 from hlsgen.ir.types import QType
 
 
@@ -142,12 +144,10 @@ def leaky_relu(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray
     return np.where(x >= 0, x, float(node.attr("alpha")) * x)
 
 
-def sigmoid(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
-    return np.exp(-np.logaddexp(0.0, -real_input(node, graph, inputs, 0)))
-
-
-def tanh(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
-    return np.tanh(real_input(node, graph, inputs, 0))
+def unary(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    """Sigmoid, Tanh, Elu, ... (hlsgen.golden.unary.FUNCTIONS) with the node's attributes."""
+    spec = SPECS[Op(node.op)]
+    return FUNCTIONS[node.op](real_input(node, graph, inputs, 0), {k: node.attr(k) for k in spec.attrs})
 
 
 def log_softmax(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:

@@ -182,3 +182,9 @@ def qrequant(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     v = numerics.scale_accumulator(x - x_zp, _required(node, "mult", x.ndim, axis),
                                    channel_param(node, "mult_neg", x.ndim, axis))
     return requant(node, graph, v, axis=axis)
+
+
+def qlut(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    """An elementwise function as a lookup table over every input code: y = table[x - x_lo]."""
+    table = np.asarray(node.attr("table"), dtype=np.int64)
+    return table[codes(inputs, 0) - int(node.attr("x_lo"))]

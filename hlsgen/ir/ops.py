@@ -45,6 +45,15 @@ class Op(str, Enum):
     LOG_SOFTMAX = "LogSoftmax"
     SIGMOID = "Sigmoid"
     TANH = "Tanh"
+    ELU = "Elu"
+    SELU = "Selu"
+    HARD_SIGMOID = "HardSigmoid"
+    HARD_SWISH = "HardSwish"
+    SOFTPLUS = "Softplus"
+    SOFTSIGN = "Softsign"
+    ERF = "Erf"
+    EXP = "Exp"
+    GELU = "Gelu"
     DEPTH_TO_SPACE = "DepthToSpace"
     # integer graph (after quantize)
     QUANTIZE_INPUT = "QuantizeInput"
@@ -54,6 +63,7 @@ class Op(str, Enum):
     QMAXPOOL = "QMaxPool"
     QAVGPOOL = "QAvgPool"
     QREQUANT = "QRequant"
+    QLUT = "QLut"
     DEQUANTIZE_OUTPUT = "DequantizeOutput"
 
     def __str__(self) -> str:
@@ -70,6 +80,7 @@ ROUNDINGS = ("half_even", "half_up")  # numerics.ROUNDINGS re-exports this tuple
 ACTIVATIONS = ("none", "relu", "clip", "leaky")
 CHOICES: Mapping[str, tuple[Any, ...]] = MappingProxyType({
     "rounding": ROUNDINGS, "act": ACTIVATIONS, "post_act": ACTIVATIONS, "mode": ("DCR", "CRD"),
+    "approximate": ("none", "tanh"),
 })
 
 
@@ -121,6 +132,15 @@ SPECS: Mapping[Op, OpSpec] = MappingProxyType({
     Op.LOG_SOFTMAX: _spec(1, axis=-1),
     Op.SIGMOID: _spec(1),
     Op.TANH: _spec(1),
+    Op.ELU: _spec(1, alpha=1.0),
+    Op.SELU: _spec(1, alpha=1.6732632423543772, gamma=1.0507009873554805),
+    Op.HARD_SIGMOID: _spec(1, alpha=0.2, beta=0.5),
+    Op.HARD_SWISH: _spec(1),
+    Op.SOFTPLUS: _spec(1),
+    Op.SOFTSIGN: _spec(1),
+    Op.ERF: _spec(1),
+    Op.EXP: _spec(1),
+    Op.GELU: _spec(1, approximate="none"),
     Op.DEPTH_TO_SPACE: _spec(1, blocksize=REQUIRED, mode="DCR"),
     Op.QUANTIZE_INPUT: _spec(1, rounding="half_even"),
     Op.QCONV: _spec((3, 4), **_WINDOW, group=1, pad_value=REQUIRED, **_LAYER_INT, skip_mult=None, skip_zp=0),
@@ -130,8 +150,13 @@ SPECS: Mapping[Op, OpSpec] = MappingProxyType({
     Op.QAVGPOOL: _spec(1, kernel=REQUIRED, strides=(1, 1), pads=(0, 0, 0, 0), count_include_pad=0,
                        x_zp=REQUIRED, **_REQUANT),
     Op.QREQUANT: _spec(1, axis=1, x_zp=REQUIRED, **_REQUANT),
+    Op.QLUT: _spec(1, table=REQUIRED, x_lo=REQUIRED),  # y = table[x - x_lo]
     Op.DEQUANTIZE_OUTPUT: _spec(1),
 })
+
+# elementwise functions of one input: a lookup table in hardware (QLut), or host-side at the tail
+UNARY_OPS = (Op.SIGMOID, Op.TANH, Op.ELU, Op.SELU, Op.HARD_SIGMOID, Op.HARD_SWISH, Op.SOFTPLUS, Op.SOFTSIGN,
+             Op.ERF, Op.EXP, Op.GELU)
 
 
 def spec_of(op: str) -> OpSpec | None:

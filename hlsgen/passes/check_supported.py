@@ -5,7 +5,7 @@ quantization work starts.
 Before/After: the graph is unchanged.
 Requires: fuse_epilogue (so Relu/Add that fused away are not judged alone).
 Refuses when: an op has no integer lowering (e.g. an Add of a tensor with a constant that is not a
-         per-channel scaling, a Mul of two activations), a Softmax/Sigmoid/Tanh is not at the tail,
+         per-channel scaling, a Mul of two activations), a Softmax/LogSoftmax is not at the tail,
          an Add broadcasts, an AveragePool excludes padding from its count, a weight is not constant.
 """
 
@@ -13,24 +13,32 @@ from __future__ import annotations
 
 from hlsgen.errors import UnsupportedModelError
 from hlsgen.ir import Graph, Node
-from hlsgen.ir.ops import Op
+from hlsgen.ir.ops import UNARY_OPS, Op
 from hlsgen.passes.context import PassContext
 
 HARDWARE_OPS = (Op.CONV, Op.GEMM, Op.ADD, Op.MAXPOOL, Op.AVGPOOL, Op.GLOBAL_AVGPOOL, Op.RELU, Op.CLIP,
-                Op.LEAKY_RELU, Op.RESHAPE, Op.TRANSPOSE)
-HOST_TAIL_OPS = (Op.SOFTMAX, Op.LOG_SOFTMAX, Op.SIGMOID, Op.TANH, Op.DEPTH_TO_SPACE)
+                Op.LEAKY_RELU, Op.RESHAPE, Op.TRANSPOSE, *UNARY_OPS)
+HOST_TAIL_OPS = (Op.SOFTMAX, Op.LOG_SOFTMAX, Op.DEPTH_TO_SPACE)
 LAYOUT_OPS = (Op.RESHAPE, Op.TRANSPOSE)
 
 
 def host_tail(graph: Graph) -> set[str]:
-    """Names of the nodes that run on the host after the hardware: every host-only op and all that
-    depends on one."""
+    """Names of the nodes that run on the host after the hardware: every host-only op (Softmax,
+    LogSoftmax, DepthToSpace) and all that depends on one; and an elementwise function (Sigmoid,
+    Tanh, ...) whose readers are all on the host (or none: a graph output) and whose output the
+    model does not quantize — float work after the last quantized tensor. An elementwise function
+    anywhere else becomes a lookup table in hardware (QLut)."""
     tail: set[str] = set()
     tainted: set[str] = set()
     for n in graph.nodes:
         if n.op in HOST_TAIL_OPS or any(i in tainted for i in n.inputs):
             tail.add(n.name)
             tainted.update(n.outputs)
+    for n in reversed(graph.nodes):
+        out = n.outputs[0]
+        if n.name not in tail and n.op in UNARY_OPS and graph.tensor(out).qtype is None \
+                and all(c.name in tail for c in graph.consumers(out)):
+            tail.add(n.name)
     return tail
 
 
@@ -71,9 +79,9 @@ def check_supported(graph: Graph, ctx: PassContext) -> Graph:
 
 
 def _tail_problem(n: Node) -> str | None:
-    if n.op in HOST_TAIL_OPS or n.op in LAYOUT_OPS:
+    if n.op in HOST_TAIL_OPS or n.op in LAYOUT_OPS or n.op in UNARY_OPS:
         return None
-    return "follows a host-side op (Softmax/Sigmoid/Tanh/DepthToSpace run on the host only at the end of the network)"
+    return "follows a host-side op (Softmax/LogSoftmax/DepthToSpace run on the host only at the end of the network)"
 
 
 def _hardware_problem(graph: Graph, n: Node) -> str | None:

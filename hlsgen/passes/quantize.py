@@ -20,7 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from hlsgen import numerics
+from hlsgen.errors import HlsgenError
+from hlsgen.golden.unary import FUNCTIONS
 from hlsgen.ir import Graph, IntType, Node, Note, QType, Tensor
+from hlsgen.ir.ops import SPECS, UNARY_OPS, Op
 from hlsgen.numerics import bias_scale_floor
 from hlsgen.passes.check_supported import host_head, host_tail
 from hlsgen.passes.context import PassContext
@@ -34,7 +38,7 @@ class _Builder:
 
     float_graph: Graph
     settings: Callable[[str], LayerSettings]
-    rounding: str
+    rounding: numerics.Rounding
     nodes: list[Node]
     tensors: dict[str, Tensor]
     notes: list[Note] = field(default_factory=list)
@@ -126,6 +130,9 @@ def _layer(b: _Builder, n: Node) -> None:
     inputs = (n.inputs[0], w_name, bias_name) + n.inputs[3:]
     b.nodes.append(Node(n.name, "Q" + n.op, inputs, n.outputs, {**geometry, **attrs}))
     b.int_tensor(n.outputs[0])
+
+
+LUT_MAX_BITS = 10
 
 
 def _scale_floor(b: _Builder, n: Node, st: LayerSettings) -> np.ndarray | None:
@@ -229,7 +236,23 @@ def _ints(a: np.ndarray) -> tuple[int, ...]:
     return tuple(int(v) for v in np.asarray(a).reshape(-1))
 
 
+def _lut(b: _Builder, n: Node) -> None:
+    """An elementwise function of a quantized input becomes a lookup table over every input code,
+    computed in float64 from the graph's own scales (exact: the table is the function on the grid)."""
+    qx, qy = b.float_graph.tensor(n.inputs[0]).qtype, b.float_graph.tensor(n.outputs[0]).qtype
+    assert qx is not None and qy is not None
+    if qx.per_channel or qy.per_channel or qx.int.bits > LUT_MAX_BITS:
+        raise HlsgenError(f"node {n.name} ({n.op}): a lookup table needs a per-tensor input of at most "
+                          f"{LUT_MAX_BITS} bits, got {qx!r}")
+    x = np.arange(qx.int.lo, qx.int.hi + 1)
+    real = FUNCTIONS[n.op](numerics.dequantize(x, qx), {k: n.attr(k) for k in SPECS[Op(n.op)].attrs})
+    table = numerics.quantize(real, qy, b.rounding)
+    b.nodes.append(Node(n.name, "QLut", n.inputs, n.outputs, {"table": _ints(table), "x_lo": int(qx.int.lo)}))
+    b.int_tensor(n.outputs[0])
+
+
 LOWERINGS: dict[str, Callable[[_Builder, Node], None]] = {
+    **{str(op): _lut for op in UNARY_OPS},
     "Conv": _layer,
     "Gemm": _layer,
     "Add": _add,
