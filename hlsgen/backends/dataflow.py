@@ -125,7 +125,7 @@ def _build(graph: Graph, hw: HwConfig, target: int | None) -> Dataflow:
     return Dataflow(graph.name, hw.top, first, outs, by_name, tuple(layers), depths)
 
 
-_HARDWARE = ("QConv", "QGemm", "QAdd", "QMaxPool", "QAvgPool", "QRequant", "Reshape", "Transpose")
+_HARDWARE = ("QConv", "QGemm", "QAdd", "QMaxPool", "QAvgPool", "QRequant", "QLut", "Reshape", "Transpose")
 
 
 def input_stream(graph: Graph, tensor: str, namer: Namer) -> Stream:

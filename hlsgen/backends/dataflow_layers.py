@@ -46,7 +46,7 @@ def output_stream(graph: Graph, n: Node, src: Stream, namer: Namer) -> Stream:
     assert t.qtype is not None
     bits, signed = t.qtype.int.bits, t.qtype.int.signed
     shape = t.shape[1:]
-    if n.op in ("QAdd", "QRequant"):  # elementwise: same layout as the input
+    if n.op in ("QAdd", "QRequant", "QLut"):  # elementwise: same layout as the input
         return Stream(namer(t.name), t.name, src.pixels, src.channels, bits, signed, src.height, src.width, src.order)
     if len(shape) == 3:
         c, h, w = shape
@@ -122,7 +122,14 @@ def _requant(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str
     return "requant", params, _requant_arrays(n, "mult", "shift", "mult_neg"), 0
 
 
-LOWER = {"QConv": _conv, "QGemm": _gemm, "QMaxPool": _pool, "QAvgPool": _pool, "QAdd": _add, "QRequant": _requant}
+def _lut(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, dict, dict, int]:
+    """An elementwise function as a table over every input code; all channels of a pixel per cycle."""
+    return "lut", {"channels": out.channels, "x_lo": n.attr("x_lo")}, \
+        {"table": np.asarray(n.attr("table"), dtype=np.int64)}, 0
+
+
+LOWER = {"QConv": _conv, "QGemm": _gemm, "QMaxPool": _pool, "QAvgPool": _pool, "QAdd": _add, "QRequant": _requant,
+         "QLut": _lut}
 
 
 # ---- parallelism and cycles ------------------------------------------------------------------------

@@ -268,5 +268,13 @@ def _requant(code: LayerCode, df: Dataflow, layer: Layer) -> None:
                          code.table("s", "shift_t", _per_channel(layer, "shift", n), signed=False)]
 
 
+def _lut(code: LayerCode, df: Dataflow, layer: Layer) -> None:
+    table = np.asarray(layer.arrays["table"], dtype=np.int64)
+    out = df.streams[layer.output]
+    code.const(PIXELS=out.pixels, CHANNELS=layer.params["channels"], X_LO=layer.params["x_lo"], ENTRIES=table.size)
+    code.kernel = "lut_layer"
+    code.tables = [code.table("t", "table_t", table, signed=out.signed, bits=out.bits)]
+
+
 KINDS = {"conv": _mvu, "dwconv": _mvu, "gemm": _mvu, "maxpool": _pool, "avgpool": _pool, "add": _add,
-         "requant": _requant}
+         "requant": _requant, "lut": _lut}

@@ -4,6 +4,7 @@ Every dataflow `Layer` becomes one unit, preceded by an `hg_window` when it read
     conv, dwconv, gemm -> hg_window + hg_mvu   (gemm: the window is the whole input image)
     maxpool, avgpool   -> hg_window + hg_pool
     add, requant       -> hg_eltwise
+    lut                -> hg_lut (its table in a .mem file)
 `unit(layer, df, top)` returns the template data of one layer: parameter lists and, for MVU layers,
 the weight ROM words (written to a .mem file read with $readmemh).
 """
@@ -49,7 +50,19 @@ def unit(layer: Layer, df: Dataflow, top: str) -> Unit:
         return _mvu_unit(layer, df, x, top)
     if layer.kind in ("maxpool", "avgpool"):
         return _pool_unit(layer, df, x)
+    if layer.kind == "lut":
+        return _lut_unit(layer, df, x, top)
     return Unit(layer.name, "hg_eltwise", (), 0, tuple(_eltwise_params(layer, df, x)))
+
+
+def _lut_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
+    """hg_lut: the table of every input code, one word per entry in a .mem file."""
+    out = df.streams[layer.output]
+    table = np.asarray(layer.arrays["table"], dtype=np.int64)
+    mem = f"{top}_{layer.name}_t.mem"
+    params = (Param("C", out.channels), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("OB", out.bits),
+              Param("ENTRIES", table.size), Param("X_LO", int(layer.params["x_lo"])), Param("MEM_FILE", mem))
+    return Unit(layer.name, "hg_lut", (), 0, params, mem, tuple(hex_words(table.reshape(-1, 1), out.bits)))
 
 
 def _requant_common(p: Mapping[str, Any], out: Stream, shift: np.ndarray) -> list[Param]:
