@@ -171,7 +171,7 @@ def _with_cycles(layer: Layer, x: Stream, out: Stream) -> Layer:
 
 def last_input_pixel(layer: Layer, x: Stream, out: Stream) -> np.ndarray:
     """For each output pixel, the index of the last input pixel it depends on (raster order)."""
-    if layer.kind == "gemm":
+    if layer.kind in ("gemm", "reorder"):  # every output waits for the whole input frame
         return np.full(out.pixels, x.pixels - 1)
     if layer.kind not in WINDOW_KINDS:
         return np.arange(out.pixels)

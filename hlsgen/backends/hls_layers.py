@@ -96,6 +96,8 @@ def _summary(layer: Layer) -> str:
         return f"dense {p['in_pixels']}x{p['in_c']} -> {p['out_c']}, PE {layer.pe} SIMD {layer.simd}"
     if layer.kind in ("maxpool", "avgpool"):
         return f"{layer.kind} {p['kernel']} stride {p['strides']} pads {tuple(p['pads'])}"
+    if layer.kind == "reorder":
+        return f"reorder {p['elements']} codes: {p['in_pixels']}x{p['in_c']} -> {p['out_pixels']}x{p['out_c']}"
     return f"{layer.kind}, {p['channels']} channels"
 
 
@@ -276,5 +278,12 @@ def _lut(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     code.tables = [code.table("t", "table_t", table, signed=out.signed, bits=out.bits)]
 
 
+def _reorder(code: LayerCode, df: Dataflow, layer: Layer) -> None:
+    p = layer.params
+    code.const(IN_PIXELS=p["in_pixels"], IN_C=p["in_c"], OUT_C=p["out_c"], ELEMENTS=p["elements"])
+    code.kernel = "reorder_layer"
+    code.tables = [code.table("perm", "perm_t", layer.arrays["perm"], signed=False)]
+
+
 KINDS = {"conv": _mvu, "dwconv": _mvu, "gemm": _mvu, "maxpool": _pool, "avgpool": _pool, "add": _add,
-         "requant": _requant, "lut": _lut}
+         "requant": _requant, "lut": _lut, "reorder": _reorder}

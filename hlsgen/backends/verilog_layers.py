@@ -5,6 +5,7 @@ Every dataflow `Layer` becomes one unit, preceded by an `hg_window` when it read
     maxpool, avgpool   -> hg_window + hg_pool
     add, requant       -> hg_eltwise
     lut                -> hg_lut (its table in a .mem file)
+    reorder            -> hg_reorder (a frame buffer; its read order in a .mem file)
 `unit(layer, df, top)` returns the template data of one layer: parameter lists and, for MVU layers,
 the weight ROM words (written to a .mem file read with $readmemh).
 """
@@ -52,6 +53,8 @@ def unit(layer: Layer, df: Dataflow, top: str) -> Unit:
         return _pool_unit(layer, df, x)
     if layer.kind == "lut":
         return _lut_unit(layer, df, x, top)
+    if layer.kind == "reorder":
+        return _reorder_unit(layer, x, top)
     return Unit(layer.name, "hg_eltwise", (), 0, tuple(_eltwise_params(layer, df, x)))
 
 
@@ -63,6 +66,25 @@ def _lut_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
     params = (Param("C", out.channels), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("OB", out.bits),
               Param("ENTRIES", table.size), Param("X_LO", int(layer.params["x_lo"])), Param("MEM_FILE", mem))
     return Unit(layer.name, "hg_lut", (), 0, params, mem, tuple(hex_words(table.reshape(-1, 1), out.bits)))
+
+
+def _reorder_unit(layer: Layer, x: Stream, top: str) -> Unit:
+    """hg_reorder: the frame in arrival order, read back in canonical order; each .mem word holds an
+    element's source as (input beat << LB) | lane."""
+    p = layer.params
+    perm = np.asarray(layer.arrays["perm"], dtype=np.int64)
+    wb, lb = _bits_for(p["in_pixels"]), _bits_for(p["in_c"])
+    words = (perm // p["in_c"]) << lb | perm % p["in_c"]
+    mem = f"{top}_{layer.name}_perm.mem"
+    params = (Param("IN_P", p["in_pixels"]), Param("IN_C", p["in_c"]), Param("OUT_C", p["out_c"]),
+              Param("B", x.bits), Param("ELEMENTS", perm.size), Param("WB", wb), Param("LB", lb),
+              Param("KB", _bits_for(perm.size)), Param("CB", _bits_for(p["out_c"])), Param("MEM_FILE", mem))
+    return Unit(layer.name, "hg_reorder", (), 0, params, mem, tuple(hex_words(words.reshape(-1, 1), wb + lb)))
+
+
+def _bits_for(count: int) -> int:
+    """Bits of a counter over 0 .. count-1 (at least 1)."""
+    return max(1, (count - 1).bit_length())
 
 
 def _requant_common(p: Mapping[str, Any], out: Stream, shift: np.ndarray) -> list[Param]:

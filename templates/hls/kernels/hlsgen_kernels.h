@@ -9,6 +9,7 @@
 #include "hlsgen_common.h"
 #include "mvu.h"
 #include "pool.h"
+#include "reorder.h"
 #include "sliding_window.h"
 
 #endif
