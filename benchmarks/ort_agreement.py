@@ -16,6 +16,7 @@ Run: .venv/bin/python benchmarks/ort_agreement.py [--corpus /work/shared/corpus/
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -58,6 +59,8 @@ def zoo_rows(n: int) -> None:
                 qdq = model_zoo.qdq_quantize(fm, calib, activation_type=act, tmp_dir=Path(tmp))
             print(row(name, act, qdq, model_zoo.random_inputs(fm, n, seed=2)), flush=True)
     example = ROOT / "examples" / "qdq_cnn"
+    if not (example / "model.onnx").is_file():  # generated, not committed
+        subprocess.run([sys.executable, str(example / "make_model.py")], check=True, capture_output=True)
     x = np.load(example / "sample.npy").astype(np.float32)[:n]
     print(row("examples/qdq_cnn", "int8", onnx.load(example / "model.onnx"), x), flush=True)
 

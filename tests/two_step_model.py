@@ -49,7 +49,8 @@ class _Net:
         return name
 
 
-def two_step_model(seed: int = 0) -> onnx.ModelProto:
+def two_step_model(seed: int = 0, residual: bool = True) -> onnx.ModelProto:
+    """residual=False replaces the Add by a Relu (step 2 is then a plain requant with a clamp at 0)."""
     g = _Net(seed)
     x = g.qdq("x", "xq", 0.125, 0)
     t1 = g.qdq(g.conv(x, "conv1", 3, 1 / 16), "t1", 0.25, -3)
@@ -58,7 +59,8 @@ def two_step_model(seed: int = 0) -> onnx.ModelProto:
           (("gamma", gamma), ("beta", beta), ("mean", g.rng.normal(0, 2, C)), ("var", g.rng.uniform(0.5, 2, C)))]
     y1 = g.qdq(g.op("BatchNormalization", [t1, *bn], "bn", epsilon=1e-5), "y1", 0.5, 5)
     t2 = g.qdq(g.conv(y1, "conv2", 3, 1 / 128), "t2", 0.25, -2)
-    y2 = g.qdq(g.op("Add", [t2, y1], "add"), "y2", 0.5, -128)
+    step2 = g.op("Add", [t2, y1], "add") if residual else g.op("Relu", [t2], "relu")
+    y2 = g.qdq(step2, "y2", 0.5, -128)
     t3 = g.qdq(g.conv(y2, "conv3", 1, 1 / 64), "t3", 0.5, 1)
     g.qdq(g.op("LeakyRelu", [t3], "leaky", alpha=0.25), "yq", 0.25, -7)
     g.nodes[-1].output[0] = "y"

@@ -60,7 +60,7 @@ def design_context(df: Dataflow, model: str) -> dict[str, Any]:
     out_stream = df.outputs[0]
     streams = [_stream(df, s) for s in _produced(df)]
     out_edge = next(e["name"] for s in streams for e in s["edges"] if e["consumer"] == OUTPUT_CONSUMER)
-    edge_of = {(s["name"], e["consumer"]): e["name"] for s in streams for e in s["edges"]}
+    edge_of = {(s["name"], e["consumer"], e["index"]): e["name"] for s in streams for e in s["edges"]}
     units = [_unit_context(unit(lay, df, df.top), lay, df, edge_of) for lay in df.layers]
     return {"top": df.top, "model": model, "cycles": df.cycles_per_frame, "bottleneck": df.bottleneck,
             "input": df.input.name, "in_width": _width(df.input), "in_beat": df.input.beat_bits,
@@ -78,21 +78,24 @@ def _produced(df: Dataflow) -> list[Stream]:
 
 
 def _stream(df: Dataflow, s: Stream) -> dict[str, Any]:
-    edges = [{"name": f"{s.name}_to_{lay.name}", "consumer": lay.name, "depth": df.fifo_depth[(s.name, lay.name)]}
-             for lay in df.consumers(s.name)]
+    # one edge (fork output + FIFO) per input port: a layer reading s twice (conv(x) + x) gets two
+    edges = [{"name": f"{s.name}_to_{lay.name}" + ("_skip" if i else ""), "consumer": lay.name, "index": i,
+              "depth": df.fifo_depth[(s.name, lay.name)]}
+             for lay in df.consumers(s.name) for i, name in enumerate(lay.inputs) if name == s.name]
     if s.name == df.outputs[0].name:
-        edges.append({"name": f"{s.name}_to_{OUTPUT_CONSUMER}", "consumer": OUTPUT_CONSUMER, "depth": 2})
+        edges.append({"name": f"{s.name}_to_{OUTPUT_CONSUMER}", "consumer": OUTPUT_CONSUMER, "index": 0,
+                      "depth": 2})
     if not edges:
         raise HlsgenError(f"stream {s.name} ({s.tensor}) is computed but never used")
     return {"name": s.name, "width": _width(s), "edges": edges}
 
 
-def _unit_context(u: Unit, lay: Layer, df: Dataflow, edge_of: dict[tuple[str, str], str]) -> dict[str, Any]:
-    skip = edge_of[(lay.inputs[1], lay.name)] if len(lay.inputs) > 1 else None
+def _unit_context(u: Unit, lay: Layer, df: Dataflow, edge_of: dict[tuple[str, str, int], str]) -> dict[str, Any]:
+    skip = edge_of[(lay.inputs[1], lay.name, 1)] if len(lay.inputs) > 1 else None
     bits = {p.name: p.value for p in u.params if p.name in ("SKB", "BB")}
     tie = int(bits.get("SKB", bits.get("BB", 0))) * df.streams[lay.output].channels  # unused 2nd input
     return {"name": u.name, "kind": lay.kind, "node": lay.node, "module": u.module, "cycles": lay.cycles,
             "window": list(u.window), "tap_width": u.tap_width, "params": list(u.params),
-            "in_edge": edge_of[(lay.inputs[0], lay.name)], "skip_edge": skip, "output": lay.output,
+            "in_edge": edge_of[(lay.inputs[0], lay.name, 0)], "skip_edge": skip, "output": lay.output,
             "out_width": _width(df.streams[lay.output]), "tie_width": tie, "mem_file": u.mem_file,
             "mem_words": u.mem_words}

@@ -32,6 +32,7 @@ from hlsgen.backends.verilog_values import (
     vector,
 )
 from hlsgen.errors import HlsgenError
+from hlsgen.numerics import signed_bits_for
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,7 @@ def _mvu_epilogue(layer: Layer, df: Dataflow, lanes: int) -> list[Param]:
               vector("MULT", padded(mult, lanes), mb),
               vector("MULT_NEG", padded(neg if neg is not None else mult, lanes), mb),
               vector("SHIFT", padded(shift, lanes), shift_bits(shift))]
+    params += _two_step_params(layer, n, lanes)
     if len(layer.inputs) == 1:
         return [*params, Param("SKB", 1)]  # unused skip port: 1 bit per channel, tied to 0
     if len(layer.inputs) > 1:
@@ -176,6 +178,30 @@ def _mvu_epilogue(layer: Layer, df: Dataflow, lanes: int) -> list[Param]:
                    Param("SMB", smb), vector("SKIP_MULT", padded(smult, lanes), smb),
                    vector("SKIP_ZP", padded(per_channel(p.get("skip_zp"), n), lanes), skip.bits + 1)]
     return params
+
+
+def _two_step_params(layer: Layer, n: int, lanes: int) -> list[Param]:
+    """Step 1 (the model's intermediate quantizer) and the step-2 bias of a two-step epilogue."""
+    p, a = layer.params, layer.arrays
+    params: list[Param] = []
+    if "post_bias" in a:
+        pb = per_channel(a["post_bias"], n)
+        pbb = mult_bits(pb)
+        params += [flag("HAS_PB", True), Param("PBB", pbb), vector("POST_BIAS", padded(pb, lanes), pbb)]
+    if "mid_mult" not in a:
+        return params
+    m1, s1 = per_channel(a["mid_mult"], n), per_channel(a["mid_shift"], n)
+    neg1 = per_channel(a["mid_mult_neg"], n) if "mid_mult_neg" in a else None
+    mb1 = mult_bits(m1, neg1)
+    zp, lo, hi = int(p["mid_zp"]), int(p["mid_lo"]), int(p["mid_hi"])
+    mxb = signed_bits_for(max(abs(lo - zp), abs(hi - zp)))
+    tb1 = max(signed_bits_for(max(abs(lo), abs(hi))), mxb) + 1
+    return [*params, flag("TWO_STEP", True), Param("MB1", mb1), Param("SHB1", shift_bits(s1)),
+            Param("MAX_SHIFT1", int(np.max(s1, initial=0))), flag("HAS_NEG1", neg1 is not None),
+            Param("MID_ZP", zp), Param("MID_LO", lo), Param("MID_HI", hi), Param("MXB", mxb), Param("TB1", tb1),
+            vector("MULT1", padded(m1, lanes), mb1), vector("MULT1_NEG", padded(neg1 if neg1 is not None else m1,
+                                                                                  lanes), mb1),
+            vector("SHIFT1", padded(s1, lanes), shift_bits(s1))]
 
 
 # ---- pools and elementwise -----------------------------------------------------------------------

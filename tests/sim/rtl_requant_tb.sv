@@ -13,8 +13,8 @@ module rtl_requant_tb (
 );
     hg_requant #(.XB(20), .MB(17), .HAS_NEG(1'b1), .HAS_SKIP(1'b1), .SXB(10), .SMB(18), .SHB(6), .MAX_SHIFT(40),
                  .ROUND_UP(1'b0), .OB(8), .ZP(3), .LO(-100), .HI(90)) u_even (
-        .clk(clk), .en(1'b1), .x(x), .m(m), .m_neg(m_neg), .sx(sx), .sm(sm), .sh(sh), .y(y_even));
+        .clk(clk), .en(1'b1), .x(x), .m(m), .m_neg(m_neg), .sx(sx), .sm(sm), .b(2'sd0), .sh(sh), .y(y_even));
     hg_requant #(.XB(20), .MB(17), .HAS_NEG(1'b1), .HAS_SKIP(1'b1), .SXB(10), .SMB(18), .SHB(6), .MAX_SHIFT(40),
                  .ROUND_UP(1'b1), .OB(8), .ZP(3), .LO(-100), .HI(90)) u_up (
-        .clk(clk), .en(1'b1), .x(x), .m(m), .m_neg(m_neg), .sx(sx), .sm(sm), .sh(sh), .y(y_up));
+        .clk(clk), .en(1'b1), .x(x), .m(m), .m_neg(m_neg), .sx(sx), .sm(sm), .b(2'sd0), .sh(sh), .y(y_up));
 endmodule

@@ -63,6 +63,46 @@ def test_grouped_convs_run_at_the_modelled_speed(bottleneck: int, model_cycles: 
     assert res["throughput"]["model_cycles"] == model_cycles
 
 
+@pytest.fixture(scope="module")
+def two_step(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two-step epilogues (step 1 saturating and rounding on ties; step 2 with a BN bias, a residual
+    skip that is the layer's own input, a LeakyReLU): see tests/two_step_model.py."""
+    from two_step_model import two_step_model
+
+    return rtl_nets.compile_to(tmp_path_factory.mktemp("two_step"), two_step_model(),
+                               hw={"frames": 3})
+
+
+def test_two_step_network(two_step: Path) -> None:
+    check_bit_exact(two_step)
+
+
+@pytest.mark.parametrize("what", ["clamp", "shift"])
+def test_corrupted_intermediate_step_is_caught(two_step: Path, tmp_path: Path, what: str) -> None:
+    """Negative controls: widening step 1's clamp, or one bit more of step-1 shift (the intermediate
+    rounding changed), is caught at that layer."""
+    out = tmp_path / "out"
+    shutil.copytree(two_step, out, ignore=shutil.ignore_patterns("rtlsim"))
+    top = out / "rtl" / "hlsgen_top.sv"
+    text = top.read_text()
+    unit = text.index("u_layer_conv1 (")
+    begin = text.rindex("hg_mvu #(", 0, unit)
+    block = text[begin:unit]
+    if what == "clamp":
+        new = block.replace(".MID_LO(-128)", ".MID_LO(-255)").replace(".MID_HI(127)", ".MID_HI(255)")
+    else:
+        start = block.index("'h", block.index(".SHIFT1(")) + 2
+        end = block.index(")", start)
+        value = int(block[start:end], 16)
+        new = block[:start] + format(value + sum(1 << (5 * i) for i in range(4)), "x").rjust(end - start, "0") \
+            + block[end:]
+    assert new != block
+    top.write_text(text[:begin] + new + text[unit:])
+    assert run_rtlsim(out, frames=2, waves=True) == 1
+    for r in rtl_nets.results(out).values():
+        assert r["first_layer"]["layer"] == "layer_conv1"
+
+
 @pytest.mark.parametrize("name", ["resnet_tiny", "dw_separable", "mlp"])
 def test_model_zoo_network(name: str, tmp_path: Path) -> None:
     model = getattr(model_zoo, name)(seed=0)

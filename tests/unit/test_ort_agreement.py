@@ -3,6 +3,8 @@ fed onnxruntime's own inputs, within 1 LSB, no output excluded, default config."
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import model_zoo
@@ -74,6 +76,8 @@ def test_saturating_intermediates_within_one_lsb(name: str, tmp_path: Path) -> N
 
 
 def test_example_qdq_cnn_within_one_lsb() -> None:
+    if not (EXAMPLE / "model.onnx").is_file():  # generated, not committed
+        subprocess.run([sys.executable, str(EXAMPLE / "make_model.py")], check=True, capture_output=True)
     qdq = onnx.load(EXAMPLE / "model.onnx")
     x = np.load(EXAMPLE / "sample.npy").astype(np.float32)[:6]
     c = _compile(qdq, "qdq_cnn")

@@ -786,3 +786,41 @@ def test_purity_check_detects_in_place_changes():
     w = next(t for t in graph.tensors.values() if t.data is not None and t.data.ndim == 4)
     w.data[0, 0, 0, 0] += 1.0
     assert not _unchanged(graph, snap)
+
+
+# ---- two-step epilogues (fusing across the model's own quantizers) -----------------------------
+def test_qdq_resnet_two_step_layers_and_no_third_rounding(qdq_resnet):
+    """conv → Q(c) → BN → Q(b) → Add → Q: the BN is step 2 of the conv; the Add would be a third
+    rounding, so it stays an Add. Nothing is approximated by default."""
+    _, fused, _, _ = float_stage(ir(qdq_resnet, "qdq_resnet"))
+    convs = [n for n in fused.nodes if n.op == "Conv"]
+    assert len(convs) == 6 and all(n.attr("mid") is not None for n in convs)
+    assert all(n.attr("mid_tensor") == n.name.replace("_node", "") for n in convs)
+    assert ops(fused).count("Add") == 2 and all(len(n.inputs) == 3 for n in convs)
+    assert {n.kind for n in fused.notes} >= {"two_step"} and "fused_rounding" not in {n.kind for n in fused.notes}
+    _, approx, _, _ = float_stage(ir(qdq_resnet, "qdq_resnet"), ACROSS)  # the opt-in approximation
+    assert all(n.attr("mid") is None for n in approx.nodes)
+    assert "fused_rounding" in {n.kind for n in approx.notes} and "Add" not in ops(approx)
+
+
+def test_qdq_mlp_bias_add_is_step_two():
+    float_model = zoo.mlp()
+    qdq = zoo.qdq_quantize(float_model, zoo.random_inputs(float_model, 8, seed=3))
+    _, fused, _, _ = float_stage(ir(qdq, "qdq_mlp"))
+    gemms = {n.name: n for n in fused.nodes if n.op == "Gemm"}
+    assert set(ops(fused)) == {"Gemm", "Reshape"} or set(ops(fused)) == {"Gemm"}
+    first = gemms["matmul_2_node"]
+    assert first.attr("mid") is not None and first.attr("mid_tensor") == "matmul_2"
+    assert np.count_nonzero(first.attr("post_b")) == 24 and first.attr("post_act") == "none"
+    assert not np.any(fused.tensor(first.inputs[2]).real_value())  # the bias is step 2's, not the layer's
+    assert gemms["gemm_8_node"].attr("mid") is None  # a Gemm with its own bias: one rounding
+
+
+def test_two_step_attributes_reach_the_integer_graph(qdq_resnet):
+    c = compile_model(ir(qdq_resnet, "qdq_resnet"))
+    conv = c.graph.node("conv_3_node")
+    for key in ("mid_mult", "mid_shift", "mid_zp", "mid_lo", "mid_hi", "post_bias", "mult", "shift"):
+        assert conv.attr(key) is not None, key
+    assert len(conv.attr("reproduces")) == 2 and conv.attr("reproduces")[0].startswith("Q(conv_3) ")
+    qt = c.float_graph.node("conv_3_node").attr("mid")
+    assert conv.attr("mid_zp") == int(qt.zero_point) and (conv.attr("mid_lo"), conv.attr("mid_hi")) == (-128, 127)

@@ -22,9 +22,9 @@ typename C::out_beat_t dwconv_pixel(const ap_int<C::IN_BITS + 1> x[C::TAPS][C::C
                                     const typename C::skip_beat_t& skip, const typename C::w_t W[][C::PE],
                                     const typename C::bias_t B[][C::PE], const typename C::mult_t M[][C::PE],
                                     const typename C::mult_t MN[][C::PE], const typename C::mult_t SM[][C::PE],
-                                    const typename C::shift_t S[][C::PE], const typename C::mid_mult_t M1[][C::PE],
-                                    const typename C::mid_mult_t MN1[][C::PE], const typename C::mid_shift_t S1[][C::PE],
-                                    const typename C::post_bias_t B2[][C::PE]) {
+                                    const typename C::shift_t S[][C::PE],
+        const typename C::mid_mult_t M1[][C::PE], const typename C::mid_mult_t MN1[][C::PE],
+        const typename C::mid_shift_t S1[][C::PE], const typename C::post_bias_t B2[][C::PE]) {
 #pragma HLS INLINE
     typename C::out_beat_t y = 0;
 FOLD_OUT:
@@ -58,9 +58,9 @@ template <class C>
 void dwconv_mvu(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
                 const typename C::w_t W[C::FOLD_O * C::TAPS][C::PE], const typename C::bias_t B[C::FOLD_O][C::PE],
                 const typename C::mult_t M[C::FOLD_O][C::PE], const typename C::mult_t MN[C::MN_FOLD][C::PE],
-                const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
-                const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE], const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
-                const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
+                const typename C::shift_t S[C::FOLD_O][C::PE],
+        const typename C::mid_mult_t M1[C::M1_FOLD][C::PE], const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE],
+        const typename C::mid_shift_t S1[C::M1_FOLD][C::PE], const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
 #pragma HLS ARRAY_PARTITION variable=W complete dim=2
 #pragma HLS ARRAY_PARTITION variable=B complete dim=2
 #pragma HLS ARRAY_PARTITION variable=M complete dim=2
@@ -85,9 +85,9 @@ void dwconv_mvu_residual(hls::stream<typename C::in_beat_t>& in, hls::stream<typ
                          hls::stream<typename C::out_beat_t>& out, const typename C::w_t W[C::FOLD_O * C::TAPS][C::PE],
                          const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::FOLD_O][C::PE],
                          const typename C::mult_t MN[C::MN_FOLD][C::PE],
-                         const typename C::mult_t SM[C::SM_FOLD][C::PE], const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
-                const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE], const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
-                const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
+                         const typename C::mult_t SM[C::SM_FOLD][C::PE], const typename C::shift_t S[C::FOLD_O][C::PE],
+        const typename C::mid_mult_t M1[C::M1_FOLD][C::PE], const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE],
+        const typename C::mid_shift_t S1[C::M1_FOLD][C::PE], const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
 #pragma HLS ARRAY_PARTITION variable=W complete dim=2
 #pragma HLS ARRAY_PARTITION variable=B complete dim=2
 #pragma HLS ARRAY_PARTITION variable=M complete dim=2

@@ -87,8 +87,8 @@ typename C::out_beat_t mvu_pixel(const ap_int<C::IN_BITS + 1> x[C::TAPS][C::CIN]
                                  const typename C::w_t W[][C::PE * C::SIMD], const typename C::bias_t B[][C::PE],
                                  const typename C::mult_t M[][C::PE], const typename C::mult_t MN[][C::PE],
                                  const typename C::mult_t SM[][C::PE], const typename C::shift_t S[][C::PE],
-                                 const typename C::mid_mult_t M1[][C::PE], const typename C::mid_mult_t MN1[][C::PE],
-                                 const typename C::mid_shift_t S1[][C::PE], const typename C::post_bias_t B2[][C::PE]) {
+        const typename C::mid_mult_t M1[][C::PE], const typename C::mid_mult_t MN1[][C::PE],
+        const typename C::mid_shift_t S1[][C::PE], const typename C::post_bias_t B2[][C::PE]) {
 #pragma HLS INLINE
     typename C::out_beat_t y = 0;
 FOLD_OUT:
@@ -106,9 +106,9 @@ template <class C>
 void conv_mvu(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
               const typename C::w_t W[C::FOLD_O * C::TAPS * C::FOLD_I][C::PE * C::SIMD],
               const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::FOLD_O][C::PE],
-              const typename C::mult_t MN[C::MN_FOLD][C::PE], const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
-                const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE], const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
-                const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
+              const typename C::mult_t MN[C::MN_FOLD][C::PE], const typename C::shift_t S[C::FOLD_O][C::PE],
+        const typename C::mid_mult_t M1[C::M1_FOLD][C::PE], const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE],
+        const typename C::mid_shift_t S1[C::M1_FOLD][C::PE], const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
 #pragma HLS ARRAY_PARTITION variable=W complete dim=2
 #pragma HLS ARRAY_PARTITION variable=B complete dim=2
 #pragma HLS ARRAY_PARTITION variable=M complete dim=2
@@ -135,9 +135,9 @@ void conv_mvu_residual(hls::stream<typename C::in_beat_t>& in, hls::stream<typen
                        const typename C::w_t W[C::FOLD_O * C::TAPS * C::FOLD_I][C::PE * C::SIMD],
                        const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::FOLD_O][C::PE],
                        const typename C::mult_t MN[C::MN_FOLD][C::PE], const typename C::mult_t SM[C::SM_FOLD][C::PE],
-                       const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
-                const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE], const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
-                const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
+                       const typename C::shift_t S[C::FOLD_O][C::PE],
+        const typename C::mid_mult_t M1[C::M1_FOLD][C::PE], const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE],
+        const typename C::mid_shift_t S1[C::M1_FOLD][C::PE], const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
 #pragma HLS ARRAY_PARTITION variable=W complete dim=2
 #pragma HLS ARRAY_PARTITION variable=B complete dim=2
 #pragma HLS ARRAY_PARTITION variable=M complete dim=2
@@ -164,9 +164,9 @@ template <class C>
 void dense(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
            const typename C::w_t W[C::FOLD_O * C::TAPS * C::FOLD_I][C::PE * C::SIMD],
            const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::FOLD_O][C::PE],
-           const typename C::mult_t MN[C::MN_FOLD][C::PE], const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
-                const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE], const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
-                const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
+           const typename C::mult_t MN[C::MN_FOLD][C::PE], const typename C::shift_t S[C::FOLD_O][C::PE],
+        const typename C::mid_mult_t M1[C::M1_FOLD][C::PE], const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE],
+        const typename C::mid_shift_t S1[C::M1_FOLD][C::PE], const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
     static_assert(C::OUT_PIXELS == 1 && C::GROUPS == 1, "a dense layer makes one pixel, ungrouped");
     conv_mvu<C>(in, out, W, B, M, MN, S, M1, MN1, S1, B2);
 }

@@ -58,7 +58,7 @@ module hg_eltwise #(
             .XB(XA), .MB(MB), .HAS_NEG(HAS_NEG), .HAS_SKIP(HAS_B), .SXB(XBW), .SMB(SMB), .SHB(SHB),
             .MAX_SHIFT(MAX_SHIFT), .ROUND_UP(ROUND_UP), .OB(OB), .ZP(ZP), .LO(LO), .HI(HI)
         ) u_rq (
-            .clk(clk), .en(en), .x(xa), .m(M), .m_neg(MN), .sx(xb), .sm(SM), .sh(S), .y(y2[c * OB +: OB])
+            .clk(clk), .en(en), .x(xa), .m(M), .m_neg(MN), .sx(xb), .sm(SM), .b(2'sd0), .sh(S), .y(y2[c * OB +: OB])
         );
     end
 

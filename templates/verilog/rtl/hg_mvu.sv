@@ -9,6 +9,8 @@
 // Accumulators start at the bias; when an NF group completes, PE requant lanes (hg_requant) apply
 // mult/mult_neg/skip/shift/clamp and a collector assembles the COUT channels of one output beat.
 // A residual skip stream (HAS_SKIP) supplies one pixel per output pixel to the epilogue.
+// TWO_STEP: each lane first reproduces the model's intermediate quantizer (hg_mvu_lane), two more
+// stages (requant A1, B1) before requant A, B.
 // Pipeline: issue -> ROM/operands -> products -> accumulate -> requant A -> requant B -> output;
 // all stages advance together while the output register can move and the skip (if needed) is there.
 module hg_mvu #(
@@ -26,7 +28,14 @@ module hg_mvu #(
     parameter logic [NF*PE*MB-1:0] MULT_NEG = '0,
     parameter logic [NF*PE*SHB-1:0] SHIFT = '0,
     parameter logic [NF*PE*SMB-1:0] SKIP_MULT = '0,
-    parameter logic [NF*PE*(SKB+1)-1:0] SKIP_ZP = '0
+    parameter logic [NF*PE*(SKB+1)-1:0] SKIP_ZP = '0,
+    parameter bit TWO_STEP = 1'b0, parameter int MB1 = 2, parameter int SHB1 = 1, parameter int MAX_SHIFT1 = 0,
+    parameter bit HAS_NEG1 = 1'b0, parameter int MID_ZP = 0, parameter int MID_LO = 0, parameter int MID_HI = 0,
+    parameter int MXB = 2, parameter int TB1 = 3, parameter bit HAS_PB = 1'b0, parameter int PBB = 2,
+    parameter logic [NF*PE*MB1-1:0] MULT1 = '0,
+    parameter logic [NF*PE*MB1-1:0] MULT1_NEG = '0,
+    parameter logic [NF*PE*SHB1-1:0] SHIFT1 = '0,
+    parameter logic [NF*PE*PBB-1:0] POST_BIAS = '0
 ) (
     input  logic                clk,
     input  logic                rst_n,
@@ -57,9 +66,9 @@ module hg_mvu #(
     logic en, skip_stall, fire0;
     logic [SFB-1:0] sf;
     logic [TB-1:0] tap;
-    logic [NB-1:0] nf, nf1, nf2, nf3, nf4, nf5;
+    logic [NB-1:0] nf, nf1, nf2, nf3, nf4, nf5, nf6, nf7, nf_out;
     logic [RAB-1:0] ra;
-    logic v1, v2, v3, v4, v5, first1, first2, last1, last2;
+    logic v1, v2, v3, v4, v5, v6, v7, v_out, first1, first2, last1, last2;
     logic signed [XB-1:0] x0 [0:PE*SIMD-1];
     logic signed [XB-1:0] x1 [0:PE*SIMD-1];
     logic [PE*SIMD*WB-1:0] w1;
@@ -105,7 +114,7 @@ module hg_mvu #(
                 prod2[i] <= {{WB{x1[i][XB-1]}}, x1[i]} * {{XB{wl[i][WB-1]}}, wl[i]};
             {first2, last2, nf2} <= {first1, last1, nf1};
             nf3 <= nf2;
-            {nf4, nf5} <= {nf3, nf4};
+            {nf4, nf5, nf6, nf7} <= {nf3, nf4, nf5, nf6};
         end
     end
 
@@ -132,7 +141,7 @@ module hg_mvu #(
         if (!rst_n) begin
             {sf, tap, nf} <= '0;
             ra <= '0;
-            {v1, v2, v3, v4, v5} <= '0;
+            {v1, v2, v3, v4, v5, v6, v7} <= '0;
         end else if (en) begin
             if (fire0) begin
                 ra <= ra == LWORD[RAB-1:0] ? '0 : ra + 1'b1;
@@ -144,7 +153,7 @@ module hg_mvu #(
             end
             {v1, v2} <= {fire0, v1};
             v3 <= v2 && last2;
-            {v4, v5} <= {v3, v4};
+            {v4, v5, v6, v7} <= {v3, v4, v5, v6};
         end
     end
 
@@ -154,14 +163,19 @@ module hg_mvu #(
             .AB(AB), .NF(NF), .PE(PE), .LANE(p), .NB(NB), .COUT(COUT), .OB(OB), .MB(MB), .SHB(SHB),
             .MAX_SHIFT(MAX_SHIFT), .HAS_NEG(HAS_NEG), .HAS_SKIP(HAS_SKIP), .SKB(SKB),
             .SKIP_SIGNED(SKIP_SIGNED), .SMB(SMB), .ROUND_UP(ROUND_UP), .ZP(ZP), .LO(LO), .HI(HI),
-            .MULT(MULT), .MULT_NEG(MULT_NEG), .SHIFT(SHIFT), .SKIP_MULT(SKIP_MULT), .SKIP_ZP(SKIP_ZP)
+            .MULT(MULT), .MULT_NEG(MULT_NEG), .SHIFT(SHIFT), .SKIP_MULT(SKIP_MULT), .SKIP_ZP(SKIP_ZP),
+            .TWO_STEP(TWO_STEP), .MB1(MB1), .SHB1(SHB1), .MAX_SHIFT1(MAX_SHIFT1), .HAS_NEG1(HAS_NEG1),
+            .MID_ZP(MID_ZP), .MID_LO(MID_LO), .MID_HI(MID_HI), .MXB(MXB), .TB1(TB1), .HAS_PB(HAS_PB), .PBB(PBB),
+            .MULT1(MULT1), .MULT1_NEG(MULT1_NEG), .SHIFT1(SHIFT1), .POST_BIAS(POST_BIAS)
         ) u_lane (
             .clk(clk), .en(en), .nf(nf3), .acc(acc[p]), .skip_data(skip_data), .y(y5[p * OB +: OB])
         );
     end
 
+    assign v_out = TWO_STEP ? v7 : v5;  // the lanes' latency: 2 stages, 4 with TWO_STEP
+    assign nf_out = TWO_STEP ? nf7 : nf5;
     hg_collect #(.GROUP(PE * OB), .NF(NF), .NB(NB), .OUTW(COUT * OB)) u_collect (
-        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v5), .nf(nf5), .in_data(y5),
+        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v_out), .nf(nf_out), .in_data(y5),
         .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready)
     );
 endmodule

@@ -1,6 +1,11 @@
 // hg_mvu_lane: the requant epilogue of PE lane LANE of hg_mvu: picks the per-channel parameters of
 // channel nf*PE + LANE from the parameter vectors, the skip code of that channel (minus its zero
 // point), and runs hg_requant (2 stages, advancing with en).
+// TWO_STEP (the model quantizes t between the layer and its fused ops, docs/numerics.md §8): a first
+// hg_requant reproduces that quantizer, t = clamp(MID_ZP + round_shift(acc * M1, S1), MID_LO, MID_HI)
+// (2 stages), then x = t - MID_ZP (MXB bits) goes through the second one with the skip term and the
+// bias B2 (POST_BIAS, HAS_PB): 4 stages in all. The channel index and the skip code are delayed by
+// the first step's 2 stages so that step 2 uses those of the same accumulator.
 module hg_mvu_lane #(
     parameter int AB = 24, parameter int NF = 1, parameter int PE = 1, parameter int LANE = 0,
     parameter int NB = 1, parameter int COUT = 1, parameter int OB = 8,
@@ -12,7 +17,14 @@ module hg_mvu_lane #(
     parameter logic [NF*PE*MB-1:0] MULT_NEG = '0,
     parameter logic [NF*PE*SHB-1:0] SHIFT = '0,
     parameter logic [NF*PE*SMB-1:0] SKIP_MULT = '0,
-    parameter logic [NF*PE*(SKB+1)-1:0] SKIP_ZP = '0
+    parameter logic [NF*PE*(SKB+1)-1:0] SKIP_ZP = '0,
+    parameter bit TWO_STEP = 1'b0, parameter int MB1 = 2, parameter int SHB1 = 1, parameter int MAX_SHIFT1 = 0,
+    parameter bit HAS_NEG1 = 1'b0, parameter int MID_ZP = 0, parameter int MID_LO = 0, parameter int MID_HI = 0,
+    parameter int MXB = 2, parameter int TB1 = 3, parameter bit HAS_PB = 1'b0, parameter int PBB = 2,
+    parameter logic [NF*PE*MB1-1:0] MULT1 = '0,
+    parameter logic [NF*PE*MB1-1:0] MULT1_NEG = '0,
+    parameter logic [NF*PE*SHB1-1:0] SHIFT1 = '0,
+    parameter logic [NF*PE*PBB-1:0] POST_BIAS = '0
 ) (
     input  logic                clk,
     input  logic                en,
@@ -22,35 +34,85 @@ module hg_mvu_lane #(
     output logic [OB-1:0]       y
 );
     localparam int SXB = SKB + 2;
+    localparam int XB2 = TWO_STEP ? MXB : AB;  // operand width of the (last) requant step
     wire [NF*PE*MB-1:0] mult_w = MULT;
     wire [NF*PE*MB-1:0] mneg_w = MULT_NEG;
     wire [NF*PE*SHB-1:0] shift_w = SHIFT;
     wire [NF*PE*SMB-1:0] smult_w = SKIP_MULT;
     wire [NF*PE*(SKB+1)-1:0] szp_w = SKIP_ZP;
+    wire [NF*PE*PBB-1:0] pb_w = POST_BIAS;
 
-    int ch;
+    int ch, ch2;
+    logic [NB-1:0] nf_d1, nf_d2, nf2;
     logic signed [MB-1:0] m, m_neg;
     logic signed [SMB-1:0] sm;
+    logic signed [PBB-1:0] pb;
     logic [SHB-1:0] sh;
-    logic signed [SXB-1:0] sx, code, zp;
+    logic signed [SXB-1:0] sx0, sx_d1, sx_d2, sx, code, zp;
+    logic signed [XB2-1:0] x2;
 
+    // skip code of the channel entering now (stage A of the first requant)
     always_comb begin
         ch = {{(32 - NB){1'b0}}, nf} * PE + LANE;
-        m = mult_w[ch * MB +: MB];
-        m_neg = mneg_w[ch * MB +: MB];
-        sh = shift_w[ch * SHB +: SHB];
-        sm = smult_w[ch * SMB +: SMB];
         zp = {szp_w[ch * (SKB + 1) + SKB], szp_w[ch * (SKB + 1) +: (SKB + 1)]};
         code = '0;
         if (HAS_SKIP && ch < COUT)
             code = {{2{(SKIP_SIGNED ? skip_data[ch * SKB + SKB - 1] : 1'b0)}}, skip_data[ch * SKB +: SKB]};
-        sx = code - zp;
+        sx0 = code - zp;
+    end
+
+    always_ff @(posedge clk) begin
+        if (en) begin
+            {nf_d1, nf_d2} <= {nf, nf_d1};
+            {sx_d1, sx_d2} <= {sx0, sx_d1};
+        end
+    end
+
+    // parameters of the last step, for the channel that reaches it
+    always_comb begin
+        nf2 = TWO_STEP ? nf_d2 : nf;
+        sx = TWO_STEP ? sx_d2 : sx0;
+        ch2 = {{(32 - NB){1'b0}}, nf2} * PE + LANE;
+        m = mult_w[ch2 * MB +: MB];
+        m_neg = mneg_w[ch2 * MB +: MB];
+        sh = shift_w[ch2 * SHB +: SHB];
+        sm = smult_w[ch2 * SMB +: SMB];
+        pb = pb_w[ch2 * PBB +: PBB];
+    end
+
+    if (TWO_STEP) begin : g_two_step
+        wire [NF*PE*MB1-1:0] m1_w = MULT1;
+        wire [NF*PE*MB1-1:0] m1n_w = MULT1_NEG;
+        wire [NF*PE*SHB1-1:0] s1_w = SHIFT1;
+        logic signed [MB1-1:0] m1, m1n;
+        logic [SHB1-1:0] s1;
+        logic [TB1-1:0] t;
+        localparam logic signed [TB1:0] ZP1 = MID_ZP[TB1:0];  // |MID_ZP| fits TB1 + 1 bits
+        logic signed [TB1:0] xt;
+        always_comb begin
+            m1 = m1_w[ch * MB1 +: MB1];
+            m1n = m1n_w[ch * MB1 +: MB1];
+            s1 = s1_w[ch * SHB1 +: SHB1];
+        end
+        hg_requant #(
+            .XB(AB), .MB(MB1), .HAS_NEG(HAS_NEG1), .HAS_SKIP(1'b0), .SXB(2), .SMB(2), .HAS_BIAS(1'b0), .BB(2),
+            .SHB(SHB1), .MAX_SHIFT(MAX_SHIFT1), .ROUND_UP(ROUND_UP), .OB(TB1), .ZP(MID_ZP), .LO(MID_LO),
+            .HI(MID_HI)
+        ) u_mid (
+            .clk(clk), .en(en), .x(acc), .m(m1), .m_neg(m1n), .sx(2'sd0), .sm(2'sd0), .b(2'sd0), .sh(s1), .y(t)
+        );
+        always_comb begin
+            xt = $signed({t[TB1-1], t}) - ZP1;  // t - MID_ZP fits MXB bits
+            x2 = xt[XB2-1:0];
+        end
+    end else begin : g_one_step
+        always_comb x2 = acc[XB2-1:0];
     end
 
     hg_requant #(
-        .XB(AB), .MB(MB), .HAS_NEG(HAS_NEG), .HAS_SKIP(HAS_SKIP), .SXB(SXB), .SMB(SMB), .SHB(SHB),
-        .MAX_SHIFT(MAX_SHIFT), .ROUND_UP(ROUND_UP), .OB(OB), .ZP(ZP), .LO(LO), .HI(HI)
+        .XB(XB2), .MB(MB), .HAS_NEG(HAS_NEG), .HAS_SKIP(HAS_SKIP), .SXB(SXB), .SMB(SMB), .HAS_BIAS(HAS_PB),
+        .BB(PBB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT), .ROUND_UP(ROUND_UP), .OB(OB), .ZP(ZP), .LO(LO), .HI(HI)
     ) u_rq (
-        .clk(clk), .en(en), .x(acc), .m(m), .m_neg(m_neg), .sx(sx), .sm(sm), .sh(sh), .y(y)
+        .clk(clk), .en(en), .x(x2), .m(m), .m_neg(m_neg), .sx(sx), .sm(sm), .b(pb), .sh(sh), .y(y)
     );
 endmodule

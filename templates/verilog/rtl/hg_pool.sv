@@ -70,7 +70,7 @@ module hg_pool #(
                 .ZP(ZP), .LO(LO), .HI(HI)
             ) u_rq (
                 .clk(clk), .en(en), .x(xs), .m(M), .m_neg(M),
-                .sx(10'sd0), .sm(16'sd0), .sh(S), .y(y3[c * OB +: OB])
+                .sx(10'sd0), .sm(16'sd0), .b(2'sd0), .sh(S), .y(y3[c * OB +: OB])
             );
         end else begin : g_max
             logic [OB-1:0] d2;

@@ -1,6 +1,7 @@
 // hg_requant: one lane of the requant epilogue (hlsgen/numerics.py, docs/numerics.md), 2 stages.
-//   v = x * (m_neg if HAS_NEG and x*m < 0 else m)  [+ sx * sm  if HAS_SKIP]
+//   v = x * (m_neg if HAS_NEG and x*m < 0 else m)  [+ sx * sm  if HAS_SKIP]  [+ b  if HAS_BIAS]
 //   y = clamp(ZP + round_shift(v, sh), LO, HI)
+// (b: the step-2 bias B2 of a two-step epilogue, already at the scale 2^sh of v.)
 // round_shift rounds v / 2^sh to the nearest integer, ties to even (ROUND_UP = 0) or toward +inf
 // (ROUND_UP = 1). x, m, sx, sm are signed; y is the OB-bit two's complement (or unsigned) code.
 // Stage registers advance when `en` is high; the caller keeps the matching valid bits.
@@ -8,6 +9,7 @@ module hg_requant #(
     parameter int XB = 20, parameter int MB = 16,
     parameter bit HAS_NEG = 1'b0,
     parameter bit HAS_SKIP = 1'b0, parameter int SXB = 10, parameter int SMB = 16,
+    parameter bit HAS_BIAS = 1'b0, parameter int BB = 2,
     parameter int SHB = 6, parameter int MAX_SHIFT = 40,
     parameter bit ROUND_UP = 1'b0,
     parameter int OB = 8, parameter int ZP = 0, parameter int LO = -128, parameter int HI = 127
@@ -19,11 +21,13 @@ module hg_requant #(
     input  logic signed [MB-1:0]  m_neg,
     input  logic signed [SXB-1:0] sx,
     input  logic signed [SMB-1:0] sm,
+    input  logic signed [BB-1:0]  b,
     input  logic [SHB-1:0]        sh,
     output logic [OB-1:0]         y
 );
     localparam int P1 = XB + MB, P2 = SXB + SMB;
-    localparam int VB0 = (P1 > P2 ? P1 : P2) + 1;
+    localparam int P12 = (P1 > P2 ? P1 : P2) + 1;
+    localparam int VB0 = (P12 > BB ? P12 : BB) + 1;
     localparam int VB = VB0 > MAX_SHIFT + 2 ? VB0 : MAX_SHIFT + 2;  // sh - 1 always indexes v
     localparam int CB = (VB > 32 ? VB : 32) + 2;                     // room for ZP + q and LO/HI
 
@@ -45,7 +49,8 @@ module hg_requant #(
 
     always_ff @(posedge clk) begin
         if (en) begin
-            v_a <= {{(VB - P1){p1[P1-1]}}, p1} + {{(VB - P2){p2[P2-1]}}, p2};
+            v_a <= {{(VB - P1){p1[P1-1]}}, p1} + {{(VB - P2){p2[P2-1]}}, p2}
+                   + (HAS_BIAS ? {{(VB - BB){b[BB-1]}}, b} : '0);
             sh_a <= sh;
         end
     end
