@@ -56,7 +56,7 @@ class Stream:
 class Layer:
     name: str
     node: str  # IR node name
-    kind: str  # conv | dwconv | gemm | maxpool | avgpool | add | requant
+    kind: str  # conv | dwconv | gemm | maxpool | avgpool | add | requant | lut | reorder
     inputs: tuple[str, ...]  # stream names; a residual conv or an add has a second one
     output: str
     pe: int
@@ -116,6 +116,8 @@ def _build(graph: Graph, hw: HwConfig, target: int | None) -> Dataflow:
         if n.op in LAYOUT_OPS:
             streams[n.outputs[0]] = relayout(graph, n, ins[0])
             continue
+        if n.op in _CANONICAL_INPUT or (n.op == "QRequant" and len(n.attr("mult")) > 1):
+            ins = [_canonical(graph, s, namer, layers, streams) for s in ins]
         layer, out = lower_node(graph, n, ins, hw, namer, target)
         streams[out.tensor] = out
         layers.append(layer)
@@ -126,6 +128,28 @@ def _build(graph: Graph, hw: HwConfig, target: int | None) -> Dataflow:
 
 
 _HARDWARE = ("QConv", "QGemm", "QAdd", "QMaxPool", "QAvgPool", "QRequant", "QLut", "Reshape", "Transpose")
+_CANONICAL_INPUT = ("QConv", "QMaxPool", "QAvgPool")  # read pixels in raster order, channels innermost
+
+
+def _canonical(graph: Graph, s: Stream, namer: Namer, layers: list[Layer], streams: dict[str, Stream]) -> Stream:
+    """`s` itself when it arrives in the canonical order, else the output of a reorder layer (a frame
+    buffer written in arrival order and read in canonical order) inserted in front of the reader:
+    a Transpose/Reshape mid-network that the stream order cannot absorb (docs/rtl.md, Reorder)."""
+    shape = graph.tensor(s.tensor).shape[1:]
+    if len(shape) != 3 or np.array_equal(s.order, canonical_order(shape)):
+        return s
+    c, h, w = shape
+    out = Stream(namer(f"{s.tensor}_reordered"), s.tensor, h * w, c, s.bits, s.signed, h, w, canonical_order(shape))
+    position = np.empty(s.order.size, np.int64)
+    position[s.order] = np.arange(s.order.size)  # flat index -> position in the arriving stream
+    perm = position[out.order]  # output element k is arriving element perm[k]
+    params = {"in_pixels": s.pixels, "in_c": s.channels, "out_pixels": out.pixels, "out_c": c,
+              "elements": int(perm.size), "in_bits": s.bits, "in_signed": s.signed, "out_bits": s.bits,
+              "out_signed": s.signed}
+    layers.append(Layer(namer(f"layer_reorder_{s.tensor}"), f"{s.tensor}.reorder", "reorder", (s.name,), out.name,
+                        1, 1, params, {"perm": perm}, s.pixels + int(perm.size), 0))
+    streams[s.tensor] = out
+    return out
 
 
 def input_stream(graph: Graph, tensor: str, namer: Namer) -> Stream:
