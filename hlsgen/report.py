@@ -168,9 +168,11 @@ def _roundings(r: dict[str, Any]) -> list[str]:
     """Per Conv/Gemm layer, the source model's quantizers its epilogue reproduces, in order (two for a
     two-step epilogue, docs/numerics.md §8), and any rounding the opt-in approximation dropped."""
     rows = [row for row in r["layers"] if row.get("reproduces")]
-    if not rows:
+    if not rows or r["model"]["format"] in ("onnx-float", "yaml"):  # a float source has no quantizers
         return []
-    lines = ["", "## Roundings per layer", "", "| layer | reproduces |", "|---|---|"]
+    lines = ["", "## Roundings per layer", "",
+             "The source model's quantizers each fused layer reproduces, in order (two: a two-step epilogue).", "",
+             "| layer | reproduces |", "|---|---|"]
     lines += [f"| {_md(row['name'])} | {', '.join(_md(q) for q in row['reproduces'])} |" for row in rows]
     dropped = [n for n in r["notes"] if n["kind"] == "fused_rounding"]
     lines += [""] + [f"- approximation at `{_md(n['node'])}`: {_md(n['message'])}" for n in dropped] if dropped else []

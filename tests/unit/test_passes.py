@@ -824,3 +824,14 @@ def test_two_step_attributes_reach_the_integer_graph(qdq_resnet):
     assert len(conv.attr("reproduces")) == 2 and conv.attr("reproduces")[0].startswith("Q(conv_3) ")
     qt = c.float_graph.node("conv_3_node").attr("mid")
     assert conv.attr("mid_zp") == int(qt.zero_point) and (conv.attr("mid_lo"), conv.attr("mid_hi")) == (-128, 127)
+
+
+def test_report_lists_the_reproduced_roundings(qdq_resnet):
+    from hlsgen.report import build_report, render_markdown
+
+    md = render_markdown(build_report(compile_model(ir(qdq_resnet, "qdq_resnet"))))
+    section = md.split("## Roundings per layer")[1].split("\n## ")[0]
+    assert "| conv_3_node | Q(conv_3) i8(" in section and ", Q(relu_9) i8(" in section
+    float_md = render_markdown(build_report(compile_model(ir(zoo.resnet_tiny(), "resnet_tiny"),
+                                                          calib=zoo.random_inputs(zoo.resnet_tiny(), 4))))
+    assert "## Roundings per layer" not in float_md  # a float source has no quantizers to reproduce
