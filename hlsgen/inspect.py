@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from hlsgen.identifiers import shown
 from hlsgen.ir import Graph
 from hlsgen.passes.check_supported import host_head, host_tail
 
@@ -11,12 +12,12 @@ from hlsgen.passes.check_supported import host_head, host_tail
 def describe(source: Graph, fused: Graph) -> str:
     ops = Counter(n.op for n in source.nodes)
     tail, head = host_tail(fused), host_head(fused)
-    lines = [f"model {source.name} ({source.meta.get('format')}, opset {source.meta.get('opset', '-')}): "
+    lines = [f"model {shown(source.name)} ({source.meta.get('format')}, opset {source.meta.get('opset', '-')}): "
              f"input {source.inputs[0]} {list(source.tensor(source.inputs[0]).shape)}",
              "source ops: " + ", ".join(f"{op}×{k}" for op, k in sorted(ops.items())), ""]
     if head:
         lines.append("host-side head (float, before the input quantizer): "
-                     + ", ".join(f"{name} ({fused.node(name).op})" for name in head))
+                     + ", ".join(f"{shown(name)} ({fused.node(name).op})" for name in head))
     lines.append("hardware layers after folding and fusion:")
     for n in fused.nodes:
         if n.name in tail or n.name in head:
@@ -24,9 +25,9 @@ def describe(source: Graph, fused: Graph) -> str:
         epi = [p for p in ("residual add" if len(n.inputs) > 3 and n.op == "Conv" else "",
                            n.attr("act") if n.attr("act") not in (None, "none") else "") if p]
         shape = "×".join(map(str, fused.tensor(n.outputs[0]).shape))
-        lines.append(f"  {n.name:<24} {n.op:<18} -> {shape:<14} {' + '.join(epi)}")
-    lines.append("host-side tail (float): " + (", ".join(f"{n.name} ({n.op})" for n in fused.nodes
+        lines.append(f"  {shown(n.name):<24} {n.op:<18} -> {shape:<14} {' + '.join(epi)}")
+    lines.append("host-side tail (float): " + (", ".join(f"{shown(n.name)} ({n.op})" for n in fused.nodes
                                                          if n.name in tail) or "none"))
     for note in fused.notes:
-        lines.append(f"note [{note.kind}] {note.node}: {note.message}")
+        lines.append(f"note [{note.kind}] {shown(note.node)}: {shown(note.message)}")
     return "\n".join(lines)

@@ -55,4 +55,6 @@ def _value(v: Any) -> str:
         return "[" + ", ".join(_value(x) for x in v) + "]"
     if isinstance(v, dict):
         return "{" + ", ".join(f"{k}: {_value(x)}" for k, x in sorted(v.items())) + "}"
+    if isinstance(v, str):
+        return shown(v)  # attribute text can carry source names (e.g. `reproduces`)
     return str(v)
