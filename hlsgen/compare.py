@@ -23,7 +23,6 @@ onnxruntime is imported only when a comparison runs.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ from hlsgen.golden import KERNELS
 from hlsgen.golden.int_ops import channel_param
 from hlsgen.identifiers import shown
 from hlsgen.ir import Graph, Node
+from hlsgen.outdir import write_file_atomically
 
 __all__ = ["BOUND_LSB", "COMPARED_OPS", "Comparison", "LayerAgreement", "agreement_rows", "compare_model",
            "compared_layers",
@@ -285,14 +285,5 @@ def to_json(cmp: Comparison) -> dict[str, Any]:
 
 def write_json(path: str | Path, cmp: Comparison) -> None:
     """The table as JSON, written atomically."""
-    p = Path(path)
-    if p.is_dir():
-        raise HlsgenError(f"{p}: is a folder; name a .json file")
-    tmp = p.with_name(f".{p.name}.tmp")
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(to_json(cmp), indent=2) + "\n")
-        os.replace(tmp, p)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise HlsgenError(f"{p}: cannot write ({e.strerror or e})") from None
+    text = (json.dumps(to_json(cmp), indent=2) + "\n").encode()
+    write_file_atomically(path, lambda f: f.write(text))

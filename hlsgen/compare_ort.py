@@ -35,7 +35,7 @@ def ort_reference(c: Compilation, model: Path) -> tuple[onnx.ModelProto, str]:
 
 def ort_integers(model: onnx.ModelProto, x: np.ndarray) -> dict[str, np.ndarray]:
     """Every integer node output onnxruntime computes for batch `x` (run image by image), by name."""
-    sess = _session(_expose_all(model))
+    sess = _session(expose_all(model))
     inp = sess.get_inputs()[0]
     dtype = _ORT_INPUT_DTYPES.get(inp.type, np.float32)
     names = [o.name for o in sess.get_outputs()]
@@ -71,7 +71,7 @@ def _session(model: onnx.ModelProto) -> Any:
         raise HlsgenError(f"onnxruntime cannot load the model: {_first_line(e)}") from None
 
 
-def _expose_all(model: onnx.ModelProto) -> onnx.ModelProto:
+def expose_all(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy whose graph outputs are every node output shape inference can type (QuantizeLinear outputs
     it leaves untyped get their zero point's type)."""
     try:

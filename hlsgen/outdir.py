@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from hlsgen.errors import HlsgenError
 
@@ -78,6 +79,26 @@ def write_folder_atomically(out_dir: str | Path, fill: Callable[[Path], None],
             shutil.rmtree(tmp, ignore_errors=True)
             raise
     return out
+
+
+def write_file_atomically(path: str | Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write a file through `.<name>.tmp` beside it, renamed over it only when complete; a folder
+    as target, an OSError or an interruption leave the target as it was and no temporary file."""
+    p = Path(path)
+    if p.is_dir():
+        raise HlsgenError(f"{p}: is a folder; name a file")
+    tmp = p.with_name(f".{p.name}.tmp")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            write(f)
+        os.replace(tmp, p)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise HlsgenError(f"{p}: cannot write ({e.strerror or e})") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _swap_in(tmp: Path, out: Path) -> None:

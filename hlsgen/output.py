@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from hlsgen.api import Compilation
 from hlsgen.backends import hardware_enabled, write_backends
 from hlsgen.backends.dataflow import build_dataflow
-from hlsgen.errors import HlsgenError
 from hlsgen.ir import format_graph
-from hlsgen.outdir import write_folder_atomically
+from hlsgen.outdir import write_file_atomically, write_folder_atomically
 from hlsgen.report import build_report, render_markdown
 
 
@@ -38,22 +36,11 @@ def write_compilation(c: Compilation, out_dir: str | Path, inputs: Iterable[Path
 
 def save_arrays(path: str | Path, arrays: list[np.ndarray], names: list[str]) -> None:
     """One output as .npy; several need a .npz (keyed by output name). Written atomically."""
-    p = Path(path)
-    if p.is_dir():
-        raise HlsgenError(f"{p}: is a folder; name an output file (.npy or .npz)")
-    tmp = p.with_name(f".{p.name}.tmp")
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as f:
-            if p.suffix == ".npz":
-                named: dict[str, Any] = dict(zip(names, arrays, strict=True))
-                np.savez(f, **named)
-            else:
-                np.save(f, arrays[0])
-        os.replace(tmp, p)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise HlsgenError(f"{p}: cannot write ({e.strerror or e})") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    def write(f: BinaryIO) -> None:
+        if Path(path).suffix == ".npz":
+            named: dict[str, Any] = dict(zip(names, arrays, strict=True))
+            np.savez(f, **named)
+        else:
+            np.save(f, arrays[0])
+
+    write_file_atomically(path, write)

@@ -275,24 +275,6 @@ def qdq_quantize(float_model: onnx.ModelProto, calib: np.ndarray, per_channel: b
         return onnx.load(dst)
 
 
-def _expose_all(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Copy of ``model`` whose graph outputs are every node output (typed via shape inference)."""
-    inferred = onnx.shape_inference.infer_shapes(model)
-    typed = {vi.name: vi for vi in (*inferred.graph.value_info, *inferred.graph.output)}
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    have = {o.name for o in out.graph.output}
-    for node in out.graph.node:
-        for name in node.output:
-            if not name or name in have:
-                continue
-            if name not in typed:
-                raise ValueError(f"shape inference could not type intermediate tensor {name!r}")
-            out.graph.output.append(typed[name])
-            have.add(name)
-    return out
-
-
 def run_ort(model: onnx.ModelProto, x: np.ndarray | dict[str, np.ndarray],
             all_intermediates: bool = False) -> dict[str, np.ndarray]:
     """Run with onnxruntime (CPU, ORT_DISABLE_ALL, one thread); returns {output name: array}.
@@ -303,7 +285,9 @@ def run_ort(model: onnx.ModelProto, x: np.ndarray | dict[str, np.ndarray],
     import onnxruntime as ort
 
     if all_intermediates:
-        model = _expose_all(model)
+        from hlsgen.compare_ort import expose_all
+
+        model = expose_all(model)
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     opts.intra_op_num_threads = 1

@@ -90,3 +90,14 @@ def build_log(out: Path, sim: str = "verilator") -> Path:
 
 def results(out: Path, sim: str = "verilator") -> dict[str, Any]:
     return json.loads((out / "rtlsim" / sim / "result.json").read_text())
+
+
+def verilator_lint(rtl: Path):  # -> subprocess.CompletedProcess[str]
+    """`verilator --lint-only -Wall` over a written OUT/rtl (files.f order, top last)."""
+    from hlsgen.backends.verilog import rtl_files
+    from hlsgen.sim.tools import run_logged, simulator_env
+
+    simulator_env("verilator")
+    files = rtl_files(rtl)
+    return run_logged(["verilator", "--lint-only", "-Wall", "--top-module", files[-1].stem, *map(str, files)],
+                      cwd=rtl)

@@ -22,11 +22,10 @@ import model_zoo
 import numpy as np
 import onnx
 import pytest
+from rtl_nets import verilator_lint
 
 from hlsgen.backends.render import UnsafeTemplateValue, render
-from hlsgen.backends.verilog import rtl_files
 from hlsgen.cli import main
-from hlsgen.sim.tools import run_logged, simulator_env
 
 CANARY = "HLSGEN_CANARY"
 PAYLOADS = [
@@ -115,10 +114,7 @@ def test_hls_compiles_and_simulates(hostile_out: Path) -> None:
 
 
 def test_verilog_lints(hostile_out: Path) -> None:
-    simulator_env("verilator")
-    rtl = hostile_out / "rtl"
-    files = rtl_files(rtl)
-    r = run_logged(["verilator", "--lint-only", "-Wall", "--top-module", files[-1].stem, *map(str, files)], cwd=rtl)
+    r = verilator_lint(hostile_out / "rtl")
     assert r.returncode == 0 and "%Error" not in r.stderr, r.stderr[-3000:]
 
 

@@ -17,7 +17,7 @@ import pytest
 import rtl_nets
 
 from hlsgen.backends.verilog import rtl_files
-from hlsgen.sim.tools import run_logged, simulator_env
+from hlsgen.sim.tools import run_logged
 
 
 @pytest.fixture(scope="module")
@@ -37,22 +37,17 @@ def designs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.mark.parametrize("name", ["grid8", "grid4", "grouped", "resnet_tiny", "dw_separable", "mlp", "conv_bn"])
 def test_verilator_lint_wall(designs: dict[str, Path], name: str) -> None:
-    simulator_env("verilator")
-    rtl = designs[name] / "rtl"
-    files = rtl_files(rtl)
-    r = run_logged(["verilator", "--lint-only", "-Wall", "--top-module", files[-1].stem, *map(str, files)], cwd=rtl)
+    r = rtl_nets.verilator_lint(designs[name] / "rtl")
     assert r.returncode == 0 and "%Warning" not in r.stderr and "%Error" not in r.stderr, r.stderr[-4000:]
 
 
 def test_lint_catches_a_width_bug(designs: dict[str, Path], tmp_path: Path) -> None:
     """Negative control: the lint run really checks the RTL (a truncating assignment is reported)."""
-    simulator_env("verilator")
     rtl = tmp_path / "rtl"
     shutil.copytree(designs["mlp"] / "rtl", rtl)
     fifo = rtl / "hg_fifo.sv"
     fifo.write_text(fifo.read_text().replace("assign out_valid = count != '0;", "assign out_valid = count;"))
-    files = rtl_files(rtl)
-    r = run_logged(["verilator", "--lint-only", "-Wall", "--top-module", files[-1].stem, *map(str, files)], cwd=rtl)
+    r = rtl_nets.verilator_lint(rtl)
     assert r.returncode != 0 and "WIDTH" in r.stderr
 
 
