@@ -147,6 +147,9 @@ def _sign_step(node: Node, acc_scale: np.ndarray) -> dict[str, Any]:
             "mult_neg": None}
 
 
+MID_MULT_BITS = 24
+
+
 def _two_step(node: Node, acc_scale: np.ndarray, qy: QType, skip: QType | None, bits: int) -> dict[str, Any]:
     """Step 1 reproduces the model's quantizer of t, step 2 the ops after it (numerics.md §8):
     t = clamp(zp_t + round_shift(acc·M1, S1), lo_t, hi_t),   M1/2^S1 ≈ s_x·s_w[c]/s_t
@@ -155,7 +158,9 @@ def _two_step(node: Node, acc_scale: np.ndarray, qy: QType, skip: QType | None, 
     qt: QType = node.attr("mid")
     n, s_t, s_y = acc_scale.size, float(qt.scale), float(qy.scale)
     r1 = [acc_scale / s_t] + ([acc_scale / s_t * float(node.attr("alpha"))] if node.attr("act") == "leaky" else [])
-    m1, sh1 = multipliers(node, r1, bits)
+    # step 1 rounds the model's intermediate tensor, whose step-2 gain magnifies a near-tie: its
+    # multiplier keeps float32 precision (24 bits) so that t matches the model's float32 rounding
+    m1, sh1 = multipliers(node, r1, max(bits, MID_MULT_BITS))
     lo_t, hi_t = clamp_codes(qt, node.attr("clip_min"), node.attr("clip_max"))
     post_a = np.broadcast_to(np.asarray(node.attr("post_a"), dtype=np.float64), (n,))
     r2 = [post_a * s_t / s_y] + ([np.full(n, float(skip.scale) / s_y)] if skip is not None else [])
