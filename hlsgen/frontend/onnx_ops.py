@@ -66,8 +66,9 @@ TRANSLATORS: dict[str, Translator] = {
     "DequantizeLinear": quant.dequantize_linear,
     "Quant": quant.qonnx_quant,
     "BipolarQuant": quant.bipolar_quant,
+    "Trunc": quant.qonnx_trunc,
 }
-_QONNX_OPS = ("Quant", "BipolarQuant")  # the ops of TRANSLATORS also accepted under QONNX_DOMAINS
+_QONNX_OPS = ("Quant", "BipolarQuant", "Trunc")  # the ops of TRANSLATORS also accepted under QONNX_DOMAINS
 
 
 def find_translator(domain: str, op_type: str) -> Translator | None:
@@ -79,7 +80,7 @@ def find_translator(domain: str, op_type: str) -> Translator | None:
 
 def unsupported_reason(domain: str, op: str) -> str:
     if domain in QONNX_DOMAINS:
-        return f"QONNX op {op} is not supported (only Quant and BipolarQuant)"
+        return f"QONNX op {op} is not supported (only Quant, BipolarQuant and Trunc)"
     if domain not in ("", "ai.onnx"):
         return f"custom op {domain}.{op} is not supported"
     return f"op {op} is not supported"

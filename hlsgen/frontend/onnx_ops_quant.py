@@ -160,3 +160,45 @@ def _bipolar_constant(ctx: Ctx, node: onnx.NodeProto, name: str, x: str, xs: tup
     codes = ctx.new_const(f"{node.output[0]}__codes", np.where(value >= 0, 1, -1).astype(np.int8))
     ctx.set_qtype(codes, qt, _T.INT8)
     ctx.add_node(name, "DequantizeLinear", [codes], node.output[:1], {}, [xs])
+
+
+def qonnx_trunc(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
+    """QONNX Trunc (v1: x, scale, zeropt, in_bitwidth, out_bitwidth; v2 adds out_scale before
+    out_bitwidth and signed/narrow attributes), as qonnx's execute_onnx defines it: the input is
+    taken as codes q = round(x/scale + zeropt) of in_bitwidth bits, then y = f(q / 2^k), f = FLOOR
+    (default), CEIL or ROUND, clamped to out_bitwidth (v2). Output real: v1 (y − zeropt)·scale;
+    v2 (y − zeropt/2^k)·out_scale with 2^k = out_scale/scale. Becomes a Quantize/Dequantize pair on the
+    input, an IR Trunc, and a Quantize/Dequantize pair with the output's grid."""
+    x, xs = operand(ctx, node)
+    a = ctx.attrs(node)
+    mode = str(a.get("rounding_mode", "FLOOR")).upper()
+    if mode not in ("FLOOR", "CEIL", "ROUND"):
+        raise Unsupported(f"rounding_mode {mode}")
+    v2 = len(node.input) >= 6
+    scale = scalar(ctx.need_const(ctx.inp(node, 1), "scale"), "scale")
+    zp = scalar(ctx.need_const(ctx.inp(node, 2), "zero point"), "zero point")
+    in_bits = scalar(ctx.need_const(ctx.inp(node, 3), "input bit width"), "input bit width")
+    out_bits = scalar(ctx.need_const(ctx.inp(node, 5 if v2 else 4), "output bit width"), "output bit width")
+    out_scale = scalar(ctx.need_const(ctx.inp(node, 4), "output scale"), "output scale") if v2 else scale
+    k = int(round(np.log2(out_scale / scale))) if v2 else int(in_bits - out_bits)
+    out_zp = zp / 2 ** k if v2 else zp
+    if not (scale > 0 and out_scale > 0) or zp != int(zp) or out_zp != int(out_zp) or k < 0 or \
+            not 2 <= int(out_bits) <= int(in_bits) <= 32 or in_bits != int(in_bits) or out_bits != int(out_bits):
+        raise Unsupported(f"Trunc with scale {scale:g}, zero point {zp:g}, bit widths {in_bits:g} -> {out_bits:g}")
+    signed, narrow = bool(a.get("signed", 1)), bool(a.get("narrow", 0))
+    q_in = ctx.fresh(f"{node.output[0]}__in_q")
+    ctx.add_node(f"{name}__in", "QuantizeLinear", [x], [q_in], {}, [xs])
+    ctx.set_qtype(q_in, _qtype(IntType(int(in_bits), signed), np.array([scale]), np.array([int(zp)]), None))
+    x_dq = ctx.fresh(f"{node.output[0]}__in")
+    ctx.add_node(f"{name}__in_dq", "DequantizeLinear", [q_in], [x_dq], {}, [xs])
+    t = ctx.fresh(f"{node.output[0]}__t")
+    ctx.add_node(name, "Trunc", [x_dq], [t], {"in_scale": float(scale), "in_zp": int(zp), "shift": k,
+                                                "trunc_mode": mode, "out_scale": float(out_scale),
+                                                "out_zp": int(out_zp)}, [xs])
+    q_out = ctx.fresh(f"{node.output[0]}__q")
+    ctx.add_node(f"{name}__out", "QuantizeLinear", [t], [q_out], {}, [xs])
+    # v2 clamps to out_bitwidth; v1 does not, and CEIL/ROUND can reach 2^(out-1): one more bit then
+    out_type = IntType(int(out_bits), signed, narrow and signed) if v2 or mode == "FLOOR" else \
+        IntType(int(out_bits) + 1, signed)
+    ctx.set_qtype(q_out, _qtype(out_type, np.array([out_scale]), np.array([int(out_zp)]), None))
+    ctx.add_node(f"{name}__out_dq", "DequantizeLinear", [q_out], node.output[:1], {}, [xs])

@@ -41,6 +41,7 @@ KERNELS: dict[str, Kernel] = {
     "Reshape": F.reshape,
     "Transpose": F.transpose,
     "DepthToSpace": F.depth_to_space,
+    "Trunc": F.trunc,
     "QuantizeLinear": F.quantize_linear,
     "DequantizeLinear": F.dequantize_linear,
     "Softmax": F.softmax,

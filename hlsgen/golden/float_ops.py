@@ -228,3 +228,12 @@ def quantize_linear(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.nd
 
 def dequantize_linear(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     return numerics.dequantize(np.asarray(inputs[0]), _qtype(graph, node.inputs[0], node))
+
+
+def trunc(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    """QONNX Trunc (docs/ir.md): drop `shift` low bits of the input's codes, rounding as trunc_mode."""
+    q = np.round(real_input(node, graph, inputs, 0) / float(node.attr("in_scale")) + int(node.attr("in_zp")))
+    scaled = q / float(2 ** int(node.attr("shift")))
+    mode = node.attr("trunc_mode")
+    y = np.floor(scaled) if mode == "FLOOR" else np.ceil(scaled) if mode == "CEIL" else np.round(scaled)
+    return (y - int(node.attr("out_zp"))) * float(node.attr("out_scale"))

@@ -55,6 +55,7 @@ class Op(str, Enum):
     EXP = "Exp"
     GELU = "Gelu"
     DEPTH_TO_SPACE = "DepthToSpace"
+    TRUNC = "Trunc"
     # integer graph (after quantize)
     QUANTIZE_INPUT = "QuantizeInput"
     QCONV = "QConv"
@@ -80,7 +81,7 @@ ROUNDINGS = ("half_even", "half_up")  # numerics.ROUNDINGS re-exports this tuple
 ACTIVATIONS = ("none", "relu", "clip", "leaky")
 CHOICES: Mapping[str, tuple[Any, ...]] = MappingProxyType({
     "rounding": ROUNDINGS, "act": ACTIVATIONS, "post_act": ACTIVATIONS, "mode": ("DCR", "CRD"),
-    "approximate": ("none", "tanh"),
+    "approximate": ("none", "tanh"), "trunc_mode": ("FLOOR", "CEIL", "ROUND"),
 })
 
 
@@ -142,6 +143,8 @@ SPECS: Mapping[Op, OpSpec] = MappingProxyType({
     Op.EXP: _spec(1),
     Op.GELU: _spec(1, approximate="none"),
     Op.DEPTH_TO_SPACE: _spec(1, blocksize=REQUIRED, mode="DCR"),
+    # QONNX Trunc: y = (f(round(x/in_scale + in_zp) / 2^shift) - out_zp) * out_scale, f = floor/ceil/round
+    Op.TRUNC: _spec(1, in_scale=REQUIRED, in_zp=0, shift=REQUIRED, trunc_mode="FLOOR", out_scale=REQUIRED, out_zp=0),
     Op.QUANTIZE_INPUT: _spec(1, rounding="half_even"),
     Op.QCONV: _spec((3, 4), **_WINDOW, group=1, pad_value=REQUIRED, **_LAYER_INT, skip_mult=None, skip_zp=0),
     Op.QGEMM: _spec(3, **_LAYER_INT),

@@ -251,7 +251,24 @@ def _lut(b: _Builder, n: Node) -> None:
     b.int_tensor(n.outputs[0])
 
 
+def _trunc(b: _Builder, n: Node) -> None:
+    """QONNX Trunc on codes: y = f(q / 2^k) as a requant with M = 1, S = k and an offset c in x_zp,
+    round_shift(q − c, k): FLOOR c = 2^(k−1) half up (floor(q/2^k) = floor((q − 2^(k−1))/2^k + 1/2)),
+    CEIL c = 1 − 2^(k−1) half up, ROUND c = 0 half even. The output code is y itself (its qtype
+    carries the model's zero point, so the requant adds none)."""
+    qy = b.float_graph.tensor(n.outputs[0]).qtype
+    assert qy is not None
+    k, mode = int(n.attr("shift")), n.attr("trunc_mode")
+    half = (1 << (k - 1)) if k > 0 else 0
+    offset = {"FLOOR": half, "CEIL": 1 - half if k > 0 else 0, "ROUND": 0}[mode]
+    attrs = {"x_zp": offset, "axis": 1, "mult": (1,), "shift": (k,), "mult_neg": None, "zp": 0,
+             "lo": qy.int.lo, "hi": qy.int.hi, "rounding": "half_even" if mode == "ROUND" else "half_up"}
+    b.nodes.append(Node(n.name, "QRequant", n.inputs, n.outputs, attrs))
+    b.int_tensor(n.outputs[0])
+
+
 LOWERINGS: dict[str, Callable[[_Builder, Node], None]] = {
+    "Trunc": _trunc,
     **{str(op): _lut for op in UNARY_OPS},
     "Conv": _layer,
     "Gemm": _layer,

@@ -179,7 +179,8 @@ def test_unsupported_custom_and_qonnx_ops():
     m = model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])], [init("t", rand(4, 3))],
               extra_domains=["qonnx.custom_op.general", "my.domain"])
     probs = problems_of(m)
-    assert probs == [("mt", "MultiThreshold", "QONNX op MultiThreshold is not supported (only Quant and BipolarQuant)"),
+    assert probs == [("mt", "MultiThreshold",
+                      "QONNX op MultiThreshold is not supported (only Quant, BipolarQuant and Trunc)"),
                      ("foo", "Foo", "custom op my.domain.Foo is not supported")]
 
 
