@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any
 
 from hlsgen.config_hw import HwConfig, parse_hw
 from hlsgen.numerics import ROUNDINGS, Rounding
@@ -54,7 +54,7 @@ class QuantConfig:
     act_symmetric: bool = False
     calibration: str = "minmax"
     percentile: float = 99.99
-    rounding: Rounding = "half_even"
+    rounding: Rounding = Rounding.HALF_EVEN
     multiplier_bits: int = 16
     bias_bits: int = 32
     max_acc_bits: int = 48
@@ -166,7 +166,7 @@ def parse_quant(section: Any, where: Where) -> QuantConfig:
         calibration=get_enum(m, "calibration", where, CALIBRATIONS, d.calibration),
         percentile=get_float(m, "percentile", where, d.percentile, "a number in (50, 100]",
                              lambda x: 50 < x <= 100),
-        rounding=cast(Rounding, get_enum(m, "rounding", where, ROUNDINGS, d.rounding)),
+        rounding=Rounding(get_enum(m, "rounding", where, ROUNDINGS, d.rounding)),
         multiplier_bits=get_int(m, "multiplier_bits", where, d.multiplier_bits, 8, 32),
         bias_bits=get_int(m, "bias_bits", where, d.bias_bits, 8, 32),
         max_acc_bits=get_int(m, "max_acc_bits", where, d.max_acc_bits, 16, 56),

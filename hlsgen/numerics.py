@@ -19,20 +19,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
 from hlsgen.ir.ops import ROUNDINGS as OP_ROUNDINGS
-from hlsgen.ir.types import IntType, QType
+from hlsgen.ir.types import IntType, QType, Rounding
 
-Rounding = Literal["half_even", "half_up"]
 ROUNDINGS: tuple[str, ...] = OP_ROUNDINGS  # the op schema's list (hlsgen/ir/ops.py), defined once
 MAX_SHIFT = 62
 
 
 # ---- rounding ---------------------------------------------------------------------------------
-def round_shift(v: np.ndarray, shift: np.ndarray | int, rounding: Rounding = "half_even") -> np.ndarray:
+def round_shift(v: np.ndarray, shift: np.ndarray | int, rounding: Rounding = Rounding.HALF_EVEN) -> np.ndarray:
     """round(v / 2**shift) on int64, exactly; ties to even or toward +inf. shift >= 0."""
     v = np.asarray(v, dtype=np.int64)
     s = np.broadcast_to(np.asarray(shift, dtype=np.int64), v.shape)
@@ -50,7 +48,7 @@ def round_shift(v: np.ndarray, shift: np.ndarray | int, rounding: Rounding = "ha
     return q + up.astype(np.int64)
 
 
-def round_real(x: np.ndarray, rounding: Rounding = "half_even") -> np.ndarray:
+def round_real(x: np.ndarray, rounding: Rounding = Rounding.HALF_EVEN) -> np.ndarray:
     """Round reals to integers with the same tie rule as round_shift (float64 in, int64 out)."""
     x = np.asarray(x, dtype=np.float64)
     if rounding == "half_even":
@@ -62,7 +60,7 @@ def round_real(x: np.ndarray, rounding: Rounding = "half_even") -> np.ndarray:
 
 
 # ---- host-side conversion -------------------------------------------------------------------------
-def quantize(x: np.ndarray, qtype: QType, rounding: Rounding = "half_even") -> np.ndarray:
+def quantize(x: np.ndarray, qtype: QType, rounding: Rounding = Rounding.HALF_EVEN) -> np.ndarray:
     """Reals to codes like ONNX QuantizeLinear: clamp(round(x / scale) + zp). Computed in float64."""
     x = np.asarray(x, dtype=np.float64)
     if qtype.int.bipolar:  # QONNX BipolarQuant: the sign, with 0 -> +1 (the scale is positive)
@@ -194,7 +192,7 @@ def _channel_shift(ratios: np.ndarray, bits: int) -> int:
 
 
 def requantize(
-    v: np.ndarray, shift: np.ndarray, zero_point: int, lo: int, hi: int, rounding: Rounding = "half_even"
+    v: np.ndarray, shift: np.ndarray, zero_point: int, lo: int, hi: int, rounding: Rounding = Rounding.HALF_EVEN
 ) -> np.ndarray:
     """The requant step: clamp(zp + round_shift(v, S), lo, hi); `v` is the scaled int64 sum,
     `shift` broadcasts against it (per channel)."""
@@ -225,7 +223,7 @@ class RequantStep:
 
 def fused_epilogue(acc: np.ndarray, last: RequantStep, mid: RequantStep | None = None,
                    skip: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-                   bias: np.ndarray | None = None, rounding: Rounding = "half_even") -> np.ndarray:
+                   bias: np.ndarray | None = None, rounding: Rounding = Rounding.HALF_EVEN) -> np.ndarray:
     """The epilogue of a Conv/Gemm layer, one or two roundings.
 
     mid (the model's own intermediate quantizer, two-step form):

@@ -18,6 +18,8 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
+from hlsgen.ir.types import Rounding
+
 
 class Op(str, Enum):
     # float graph (front-end and float passes)
@@ -77,7 +79,7 @@ class _Required:
 
 
 REQUIRED: Any = _Required()
-ROUNDINGS = ("half_even", "half_up")  # numerics.ROUNDINGS re-exports this tuple
+ROUNDINGS = tuple(r.value for r in Rounding)  # numerics.ROUNDINGS re-exports this tuple
 ACTIVATIONS = ("none", "relu", "clip", "leaky")
 CHOICES: Mapping[str, tuple[Any, ...]] = MappingProxyType({
     "rounding": ROUNDINGS, "act": ACTIVATIONS, "post_act": ACTIVATIONS, "mode": ("DCR", "CRD"),

@@ -10,8 +10,20 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field
+from enum import Enum
 
 import numpy as np
+
+
+class Rounding(str, Enum):
+    """How a requant step rounds a tie (numerics.round_shift). A `str` enum: it compares equal to,
+    and serializes as, its value ("half_even"), which is how configs and node attributes spell it."""
+
+    HALF_EVEN = "half_even"  # ONNX QuantizeLinear's rule (the default)
+    HALF_UP = "half_up"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass(frozen=True)

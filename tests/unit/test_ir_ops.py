@@ -55,3 +55,16 @@ def test_arity_unknown_op_and_required_attributes() -> None:
     assert all(spec.inputs[0] <= spec.inputs[1] for spec in SPECS.values())
     assert not node_problems("QConv", 3, {k: np.zeros(1) for k, v in SPECS[Op.QCONV].attrs.items()
                                           if k not in ("rounding", "act", "post_act")})
+
+
+def test_rounding_is_an_enum_and_unknown_modes_raise() -> None:
+    from hlsgen.ir.types import Rounding
+    from hlsgen.numerics import ROUNDINGS, round_shift
+
+    assert tuple(r.value for r in Rounding) == ROUNDINGS and Rounding("half_up") is Rounding.HALF_UP
+    with pytest.raises(ValueError):
+        Rounding("half_down")
+    assert round_shift(np.array([5]), 1, Rounding.HALF_UP).tolist() == [3]
+    assert round_shift(np.array([5]), 1, Rounding.HALF_EVEN).tolist() == [2]
+    with pytest.raises(ValueError, match="unknown rounding"):
+        round_shift(np.array([5]), 1, "half_down")  # type: ignore[arg-type]
