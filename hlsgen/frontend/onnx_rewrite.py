@@ -153,26 +153,27 @@ def _axes(model: onnx.ModelProto, node: onnx.NodeProto) -> tuple[int, ...] | Non
 
 # ---- 1-D convolution -> 2-D ------------------------------------------------------------------------
 def conv1d_to_2d(model: onnx.ModelProto) -> onnx.ModelProto:
-    inits = {t.name: t for t in model.graph.initializer}
-    producers = {o: n for n in model.graph.node for o in n.output}
-    convs = [n for n in model.graph.node if n.op_type == "Conv" and n.domain in ("", "ai.onnx")
-             and _weight_rank(n, inits, producers) == 3]
-    if not convs:
+    if not any(_is_conv1d(n, *_index(model)) for n in model.graph.node):
         return model
     m = onnx.ModelProto()
     m.CopyFrom(model)
-    inits = {t.name: t for t in m.graph.initializer}
-    producers = {o: n for n in m.graph.node for o in n.output}
+    inits, producers = _index(m)
+    targets = [id(n) for n in m.graph.node if _is_conv1d(n, inits, producers)]  # before any weight changes
     nodes: list[onnx.NodeProto] = []
     for node in m.graph.node:
-        if node.op_type == "Conv" and node.name in {c.name for c in convs} | {""} and \
-                _weight_rank(node, inits, producers) == 3:
-            nodes += _conv_as_2d(m, node, inits, producers)
-        else:
-            nodes.append(node)
+        nodes += _conv_as_2d(m, node, inits, producers) if id(node) in targets else [node]
     del m.graph.node[:]
     m.graph.node.extend(nodes)
     return m
+
+
+def _index(m: onnx.ModelProto) -> tuple[dict[str, onnx.TensorProto], dict[str, onnx.NodeProto]]:
+    return {t.name: t for t in m.graph.initializer}, {o: n for n in m.graph.node for o in n.output}
+
+
+def _is_conv1d(node: onnx.NodeProto, inits: dict[str, onnx.TensorProto],
+               producers: dict[str, onnx.NodeProto]) -> bool:
+    return node.op_type == "Conv" and node.domain in ("", "ai.onnx") and _weight_rank(node, inits, producers) == 3
 
 
 def _weight_source(name: str, inits: dict[str, onnx.TensorProto],
