@@ -126,25 +126,24 @@ def sign_bias(b: np.ndarray, acc_scale: np.ndarray, bits: int = 32) -> np.ndarra
     integer partial sum n:  s·(n + b/s) >= 0  <=>  n + code >= 0 (resp. <= 0). Error if out of range."""
     exact = np.asarray(b, dtype=np.float64) / acc_scale
     codes = np.where(np.asarray(acc_scale) > 0, np.floor(exact), np.ceil(exact))
-    limit = (1 << (bits - 1)) - 1
-    too_big = ~(np.abs(codes) <= limit)
-    if np.any(too_big):
-        worst = int(np.flatnonzero(too_big.reshape(-1))[0])
-        raise ValueError(f"bias of channel {worst} needs more than {bits} bits ({float(exact.reshape(-1)[worst]):.6g})")
+    _check_bias_range(exact, codes, bits)
     return codes.astype(np.int64)
 
 
 def quantize_bias(b: np.ndarray, acc_scale: np.ndarray, bits: int = 32) -> np.ndarray:
     """Bias codes at the accumulator scale s_x * s_w[c], round half even; error if out of range."""
     exact = np.asarray(b, dtype=np.float64) / acc_scale
-    limit = (1 << (bits - 1)) - 1
-    # check before converting: a quotient beyond int64 would wrap around in the cast
-    too_big = ~(np.abs(np.rint(exact)) <= limit)  # NaN counts as too big
+    _check_bias_range(exact, np.rint(exact), bits)  # before the int64 cast, which would wrap around
+    return round_real(exact)
+
+
+def _check_bias_range(exact: np.ndarray, codes: np.ndarray, bits: int) -> None:
+    """ValueError naming the first channel whose bias code does not fit `bits` bits (NaN does not)."""
+    too_big = ~(np.abs(codes) <= (1 << (bits - 1)) - 1)
     if np.any(too_big):
         worst = int(np.flatnonzero(too_big.reshape(-1))[0])
         raise ValueError(f"bias of channel {worst} needs more than {bits} bits "
                          f"({float(exact.reshape(-1)[worst]):.6g})")
-    return round_real(exact)
 
 
 # ---- requant multipliers ----------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from hlsgen.backends.verilog_values import (
     padded,
     per_channel,
     shift_bits,
+    unsigned_bits,
     vector,
 )
 from hlsgen.errors import HlsgenError
@@ -74,18 +75,14 @@ def _reorder_unit(layer: Layer, x: Stream, top: str) -> Unit:
     element's source as (input beat << LB) | lane."""
     p = layer.params
     perm = np.asarray(layer.arrays["perm"], dtype=np.int64)
-    wb, lb = _bits_for(p["in_pixels"]), _bits_for(p["in_c"])
+    wb, lb = unsigned_bits(p["in_pixels"] - 1), unsigned_bits(p["in_c"] - 1)
     words = (perm // p["in_c"]) << lb | perm % p["in_c"]
     mem = f"{top}_{layer.name}_perm.mem"
     params = (Param("IN_P", p["in_pixels"]), Param("IN_C", p["in_c"]), Param("OUT_C", p["out_c"]),
               Param("B", x.bits), Param("ELEMENTS", perm.size), Param("WB", wb), Param("LB", lb),
-              Param("KB", _bits_for(perm.size)), Param("CB", _bits_for(p["out_c"])), Param("MEM_FILE", mem))
+              Param("KB", unsigned_bits(perm.size - 1)), Param("CB", unsigned_bits(p["out_c"] - 1)),
+              Param("MEM_FILE", mem))
     return Unit(layer.name, "hg_reorder", (), 0, params, mem, tuple(hex_words(words.reshape(-1, 1), wb + lb)))
-
-
-def _bits_for(count: int) -> int:
-    """Bits of a counter over 0 .. count-1 (at least 1)."""
-    return max(1, (count - 1).bit_length())
 
 
 def _requant_common(p: Mapping[str, Any], out: Stream, shift: np.ndarray) -> list[Param]:

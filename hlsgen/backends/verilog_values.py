@@ -60,8 +60,13 @@ def mult_bits(*arrays: np.ndarray | None) -> int:
     return max(2, signed_bits_for(max(vals, default=0)))
 
 
+def unsigned_bits(value: int) -> int:
+    """Bits of an unsigned field holding 0 .. value (at least 1)."""
+    return max(1, int(value).bit_length())
+
+
 def shift_bits(shift: np.ndarray) -> int:
-    return max(1, int(np.max(shift, initial=0)).bit_length())
+    return unsigned_bits(int(np.max(shift, initial=0)))
 
 
 def per_channel(values: object, channels: int, default: int = 0) -> np.ndarray:

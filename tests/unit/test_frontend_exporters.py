@@ -121,8 +121,7 @@ def test_bipolar_weight_behind_transpose(op: str) -> None:
     c = compile_model(from_onnx_model(m), calib=x)
     (ours,) = float_reference(c, x)
     np.testing.assert_allclose(ours, x @ (np.where(w >= 0, 1.0, -1.0) * 0.5).T, rtol=1e-5, atol=1e-5)
-    codes = next(t for t in c.graph.tensors.values() if t.integer and t.data is not None and t.shape[-1] == 12
-                 or t.integer and t.data is not None and t.shape[0] == 12)
+    codes = next(t for t in c.graph.tensors.values() if t.integer and t.data is not None and 12 in t.shape)
     assert set(np.unique(codes.data)) <= {-1, 1}
 
 
@@ -154,7 +153,7 @@ def test_constant_subgraphs_are_folded_at_load() -> None:
              init("one", np.array([1]), np.int64), init("batch", np.array([1]), np.int64)]
     m = model(nodes, [vi("x", [1, 12])], [vi("y", [1, 4])], inits, opset=13)
     g = from_onnx_model(m)
-    assert [n.op for n in g.nodes] == ["MatMul"] or {n.op for n in g.nodes} <= {"MatMul", "Reshape"}
+    assert {n.op for n in g.nodes} <= {"MatMul", "Reshape"}  # no Cast, Mul, Shape, Gather, Concat left
     x = rand(3, 12)
     (ours,) = float_reference(compile_model(g, calib=x), x)
     np.testing.assert_allclose(ours, x @ (codes.astype(np.float32) * np.float32(0.05)).reshape(12, 4),
