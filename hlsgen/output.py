@@ -11,7 +11,7 @@ import numpy as np
 
 from hlsgen.api import Compilation
 from hlsgen.backends import hardware_enabled, write_backends
-from hlsgen.backends.dataflow import build_dataflow
+from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.ir import format_graph
 from hlsgen.outdir import write_file_atomically, write_folder_atomically
 from hlsgen.report import build_report, render_markdown

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from hlsgen.api import Compilation, float_reference, host_tail_nodes, run_golden
-from hlsgen.backends.dataflow import Dataflow
+from hlsgen.hw.model import Dataflow
 from hlsgen.identifiers import shown
 from hlsgen.ir import Graph, Node
 
@@ -36,7 +36,7 @@ def build_report(c: Compilation, df: Dataflow | None = None) -> dict[str, Any]:
 
 
 def hardware_summary(df: Dataflow, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Cycle model (see hlsgen/backends/dataflow.py); also adds pe/simd/cycles to the layer rows."""
+    """Cycle model (see hlsgen/hw/dataflow.py); also adds pe/simd/cycles to the layer rows."""
     by_node = {lay.node: lay for lay in df.layers}
     for row in rows:
         lay = by_node.get(row["name"])

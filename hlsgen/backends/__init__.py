@@ -1,7 +1,7 @@
 """Hardware backends: everything `hlsgen compile` writes besides the graph dumps and the report.
 
 Each entry of BACKENDS writes one folder of OUT from the compilation and its dataflow (the hardware
-view shared by all of them, hlsgen.backends.dataflow). The list is literal and ordered.
+view shared by all of them, hlsgen.hw). The list is literal and ordered.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 
 from hlsgen.api import Compilation, intermediates
-from hlsgen.backends.dataflow import Dataflow
 from hlsgen.backends.hls import hls_backend
 from hlsgen.backends.vectors import write_vectors
 from hlsgen.backends.verilog import rtl_backend
+from hlsgen.hw.model import Dataflow
 
 Backend = Callable[[Compilation, Dataflow, Path], None]
 

@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from hlsgen.api import Compilation
-from hlsgen.backends.dataflow import FIFO_MARGIN, Dataflow, Stream
 from hlsgen.backends.hls_layers import LayerCode, layer_code
 from hlsgen.backends.names import Namer
 from hlsgen.backends.render import TEMPLATES, TESTBENCH, copy_tree, render
 from hlsgen.config_hw import HwConfig
 from hlsgen.errors import HlsgenError
+from hlsgen.hw.fifo import FIFO_MARGIN
+from hlsgen.hw.model import Dataflow, Stream
 
 GENERATED = {"src/top.cpp": "top.cpp.j2", "src/top.h": "top.h.j2", "src/params.h": "params.h.j2",
              "src/weights.h": "weights.h.j2", "tb/tb_glue.h": "tb_glue.h.j2", "hls_config.cfg": "hls_config.cfg.j2",

@@ -15,11 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from hlsgen.backends.dataflow import Dataflow, Layer, Stream
 from hlsgen.errors import HlsgenError
+from hlsgen.hw.model import Dataflow, Layer, Stream
+from hlsgen.hw.packing import MVU_KINDS, code_range, folded, per_channel, weight_words
 from hlsgen.numerics import signed_bits_for
-
-MVU_KINDS = ("conv", "dwconv", "gemm")
 
 
 @dataclass
@@ -131,20 +130,6 @@ def _window(code: LayerCode, layer: Layer, x: Stream) -> None:
                OUT_W=p["out_w"], TAPS=kh * kw, OUT_PIXELS=p["out_h"] * p["out_w"], IN_PIXELS=p["in_h"] * p["in_w"])
 
 
-def _per_channel(layer: Layer, key: str, n: int) -> np.ndarray:
-    values = np.asarray(layer.arrays[key], dtype=np.int64).reshape(-1)
-    if values.size not in (1, n):
-        raise HlsgenError(f"layer {layer.name}: {key} has {values.size} entries for {n} channels")
-    return np.broadcast_to(values, (n,)).copy()
-
-
-def _folded(values: np.ndarray, fold: int, pe: int) -> np.ndarray:
-    """[C] per-channel values as [FOLD][PE], zero-padded."""
-    padded = np.zeros(fold * pe, dtype=np.int64)
-    padded[:values.size] = values
-    return padded.reshape(fold, pe)
-
-
 def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p, a = layer.params, layer.arrays
     cout, pe = p["out_c"], layer.pe
@@ -163,10 +148,10 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     skip = df.streams[layer.inputs[1]] if residual else df.streams[layer.output]
     code.beat("skip_beat_t", skip)
     code.const(SKIP_ZP=p.get("skip_zp", 0) if residual else 0, SKIP_BITS=skip.bits, SKIP_SIGNED=skip.signed)
-    w = _weight_words(layer, taps, cin_g, simd, fold_o, fold_i)
+    w = weight_words(layer, df.streams[layer.inputs[0]])
     names = {"W": code.table("w", "w_t", w, bits=p["weight_bits"]),
-             "B": code.table("b", "bias_t", _folded(_per_channel(layer, "bias", cout), fold_o, pe))}
-    mults = {k: _folded(_per_channel(layer, k, cout), fold_o, pe) for k in ("mult", "mult_neg", "skip_mult") if k in a}
+             "B": code.table("b", "bias_t", folded(per_channel(layer.arrays["bias"], cout), fold_o, pe))}
+    mults = {k: folded(per_channel(a[k], cout), fold_o, pe) for k in ("mult", "mult_neg", "skip_mult") if k in a}
     mults.setdefault("mult_neg", np.zeros((1, pe), np.int64))
     mult_bits = signed_bits_for(max(int(np.abs(m).max()) for m in mults.values()))
     code.const(MULT_BITS=mult_bits)
@@ -174,7 +159,7 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     names["MN"] = code.table("mn", "mult_t", mults["mult_neg"], bits=mult_bits)
     if residual:
         names["SM"] = code.table("sm", "mult_t", mults["skip_mult"], bits=mult_bits)
-    names["S"] = code.table("s", "shift_t", _folded(_per_channel(layer, "shift", cout), fold_o, pe), signed=False)
+    names["S"] = code.table("s", "shift_t", folded(per_channel(layer.arrays["shift"], cout), fold_o, pe), signed=False)
     names.update(_two_step_tables(code, layer, cout, fold_o, pe))
     base = {"conv": "conv_mvu", "dwconv": "dwconv_mvu", "gemm": "dense"}[layer.kind]
     code.kernel = base + ("_residual" if residual else "")
@@ -189,7 +174,7 @@ def _two_step_tables(code: LayerCode, layer: Layer, cout: int, fold_o: int, pe: 
     mid_neg, post_bias = "mid_mult_neg" in a, "post_bias" in a
 
     def rows(key: str, present: bool) -> np.ndarray:
-        return _folded(_per_channel(layer, key, cout), fold_o, pe) if present else np.zeros((1, pe), np.int64)
+        return folded(per_channel(layer.arrays[key], cout), fold_o, pe) if present else np.zeros((1, pe), np.int64)
 
     m1, mn1, s1, b2 = rows("mid_mult", two), rows("mid_mult_neg", mid_neg), rows("mid_shift", two), \
         rows("post_bias", post_bias)
@@ -206,16 +191,6 @@ def _two_step_tables(code: LayerCode, layer: Layer, cout: int, fold_o: int, pe: 
             "B2": code.table("b2", "post_bias_t", b2, bits=b2_bits)}
 
 
-def _weight_words(layer: Layer, taps: int, cin_g: int, simd: int, fold_o: int, fold_i: int) -> np.ndarray:
-    """Weights [COUT, taps..., CIN_G] (OHWI, or [N, K] in stream order) as [FOLD_O*TAPS*FOLD_I][PE*SIMD]."""
-    pe, cout = layer.pe, layer.params["out_c"]
-    w = np.asarray(layer.arrays["weights"], dtype=np.int64).reshape(cout, taps, cin_g)
-    padded = np.zeros((fold_o * pe, taps, fold_i * simd), dtype=np.int64)
-    padded[:cout, :, :cin_g] = w
-    words = padded.reshape(fold_o, pe, taps, fold_i, simd).transpose(0, 2, 3, 1, 4)
-    return words.reshape(fold_o * taps * fold_i, pe * simd)
-
-
 def _pool(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p = layer.params
     x = df.streams[layer.inputs[0]]
@@ -225,27 +200,21 @@ def _pool(code: LayerCode, df: Dataflow, layer: Layer) -> None:
         code.kernel = "global_maxpool" if glob else "maxpool"
         return
     taps = p["in_h"] * p["in_w"] if glob else p["kernel"][0] * p["kernel"][1]
-    bound = taps * (max(abs(_lo(x)), abs(_hi(x))) + abs(p["x_zp"]))
-    mult = _per_channel(layer, "mult", p["in_c"])
+    bound = taps * (max(abs(c) for c in code_range(x)) + abs(p["x_zp"]))
+    mult = per_channel(layer.arrays["mult"], p["in_c"])
     code.const(X_ZP=p["x_zp"], ACC_BITS=signed_bits_for(bound), MULT_BITS=signed_bits_for(int(np.abs(mult).max())))
     code.kernel = "global_avgpool" if glob else "avgpool"
     code.tables = [code.table("m", "mult_t", mult),
-                         code.table("s", "shift_t", _per_channel(layer, "shift", p["in_c"]), signed=False)]
+                         code.table("s", "shift_t", per_channel(layer.arrays["shift"], p["in_c"]), signed=False)]
 
 
-def _lo(s: Stream) -> int:
-    return -(1 << (s.bits - 1)) if s.signed else 0
-
-
-def _hi(s: Stream) -> int:
-    return (1 << (s.bits - 1)) - 1 if s.signed else (1 << s.bits) - 1
 
 
 def _add(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p = layer.params
     a, b = (df.streams[s] for s in layer.inputs)
     n = p["channels"]
-    am, bm = _per_channel(layer, "a_mult", n), _per_channel(layer, "b_mult", n)
+    am, bm = per_channel(layer.arrays["a_mult"], n), per_channel(layer.arrays["b_mult"], n)
     code.beat("a_beat_t", a)
     code.beat("b_beat_t", b)
     mult_bits = signed_bits_for(int(max(np.abs(am).max(), np.abs(bm).max())))
@@ -253,21 +222,21 @@ def _add(code: LayerCode, df: Dataflow, layer: Layer) -> None:
                B_SIGNED=b.signed, B_ZP=p["b_zp"], MULT_BITS=mult_bits)
     code.kernel = "add_layer"
     code.tables = [code.table("am", "mult_t", am, bits=mult_bits), code.table("bm", "mult_t", bm, bits=mult_bits),
-                         code.table("s", "shift_t", _per_channel(layer, "shift", n), signed=False)]
+                         code.table("s", "shift_t", per_channel(layer.arrays["shift"], n), signed=False)]
 
 
 def _requant(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p = layer.params
     n = p["channels"]
-    m = _per_channel(layer, "mult", n)
+    m = per_channel(layer.arrays["mult"], n)
     leaky = "mult_neg" in layer.arrays
-    mn = _per_channel(layer, "mult_neg", n) if leaky else np.zeros(1, np.int64)
+    mn = per_channel(layer.arrays["mult_neg"], n) if leaky else np.zeros(1, np.int64)
     mult_bits = signed_bits_for(int(max(np.abs(m).max(), np.abs(mn).max())))
     code.const(PIXELS=df.streams[layer.output].pixels, CHANNELS=n, X_ZP=p["x_zp"], HAS_MULT_NEG=leaky,
                MN_LEN=mn.size, MULT_BITS=mult_bits)
     code.kernel = "requant_layer"
     code.tables = [code.table("m", "mult_t", m, bits=mult_bits), code.table("mn", "mult_t", mn, bits=mult_bits),
-                         code.table("s", "shift_t", _per_channel(layer, "shift", n), signed=False)]
+                         code.table("s", "shift_t", per_channel(layer.arrays["shift"], n), signed=False)]
 
 
 def _lut(code: LayerCode, df: Dataflow, layer: Layer) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hlsgen.backends.dataflow import Dataflow
 from hlsgen.backends.render import TESTBENCH, copy_tree, render
+from hlsgen.hw.model import Dataflow
 
 
 def write_testbench(df: Dataflow, out: Path, model: str) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from hlsgen.backends.dataflow import Dataflow, Stream
+from hlsgen.hw.model import Dataflow, Stream
 
 
 def stream_codes(values: np.ndarray, stream: Stream) -> np.ndarray:

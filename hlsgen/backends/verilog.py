@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from hlsgen.api import Compilation
-from hlsgen.backends.dataflow import Dataflow, Layer, Stream
 from hlsgen.backends.render import TEMPLATES, copy_tree, render
 from hlsgen.backends.testbench import write_testbench
 from hlsgen.backends.verilog_layers import Unit, unit
 from hlsgen.errors import HlsgenError
+from hlsgen.hw.model import Dataflow, Layer, Stream
 
 RTL_TEMPLATES = TEMPLATES / "verilog" / "rtl"
 OUTPUT_CONSUMER = "out_r"

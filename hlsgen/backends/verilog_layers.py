@@ -19,20 +19,19 @@ from typing import Any
 
 import numpy as np
 
-from hlsgen.backends.dataflow import Dataflow, Layer, Stream
 from hlsgen.backends.verilog_values import (
     Param,
     flag,
     hex_words,
     mult_bits,
     pad_word,
-    padded,
-    per_channel,
     shift_bits,
     unsigned_bits,
     vector,
 )
 from hlsgen.errors import HlsgenError
+from hlsgen.hw.model import Dataflow, Layer, Stream
+from hlsgen.hw.packing import clamp_bounds, padded, per_channel, weight_words
 from hlsgen.numerics import signed_bits_for
 
 
@@ -86,12 +85,10 @@ def _reorder_unit(layer: Layer, x: Stream, top: str) -> Unit:
 
 
 def _requant_common(p: Mapping[str, Any], out: Stream, shift: np.ndarray) -> list[Param]:
-    lo_type = -(1 << (out.bits - 1)) if out.signed else 0
-    lo = p.get("lo") if p.get("lo") is not None else lo_type
-    hi = p.get("hi") if p.get("hi") is not None else lo_type + (1 << out.bits) - 1
+    lo, hi = clamp_bounds(p, out)
     return [Param("OB", out.bits), Param("SHB", shift_bits(shift)), Param("MAX_SHIFT", int(np.max(shift, initial=0))),
             flag("ROUND_UP", p.get("rounding", "half_even") == "half_up"),
-            Param("ZP", int(p.get("zp") or 0)), Param("LO", int(lo or 0)), Param("HI", int(hi or 0))]
+            Param("ZP", int(p.get("zp") or 0)), Param("LO", lo), Param("HI", hi)]
 
 
 # ---- windows -------------------------------------------------------------------------------------
@@ -118,7 +115,7 @@ def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
     nf = math.ceil(cout / pe)
     geo = _gemm_geometry(x) if layer.kind == "gemm" else p
     kk = geo["kernel"][0] * geo["kernel"][1]
-    words = _rom_words(layer, x, pe, simd, nf, kk)
+    words = hex_words(weight_words(layer, x), int(p["weight_bits"]))
     mem = f"{top}_{layer.name}_w.mem"
     window = _window(x, geo, nf, pad_word(int(p.get("pad_value") or 0), x.channels, x.bits))
     group = int(p.get("group", 1)) if layer.kind == "conv" else 1
@@ -128,27 +125,6 @@ def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
               Param("WB", int(p["weight_bits"])), Param("ACCB", int(p.get("acc_bits") or 32)),
               Param("MEM_FILE", mem), *_mvu_epilogue(layer, df, nf * pe)]
     return Unit(layer.name, "hg_mvu", window, x.channels * x.bits, tuple(params), mem, tuple(words))
-
-
-def _rom_words(layer: Layer, x: Stream, pe: int, simd: int, nf: int, kk: int) -> list[str]:
-    """ROM word (nf*KK + tap)*SF + sf holds the weights of lanes (pe, s) of that step.
-
-    Conv weights are [O, Kh, Kw, Cin/group]: a grouped conv steps through its own group's channels only.
-    """
-    w = np.asarray(layer.arrays["weights"], dtype=np.int64)
-    cout = w.shape[0]
-    bits = int(layer.params["weight_bits"])
-    full = np.zeros((nf * pe,) + w.shape[1:], dtype=np.int64)
-    full[:cout] = w
-    if layer.kind == "dwconv":
-        return hex_words(full.reshape(nf, pe, kk).transpose(0, 2, 1).reshape(nf * kk, pe), bits)
-    cin = x.channels // int(layer.params.get("group", 1)) if layer.kind == "conv" else x.channels
-    full = full.reshape(nf * pe, kk, cin)
-    sf = math.ceil(cin / simd)
-    wide = np.zeros((nf * pe, kk, sf * simd), dtype=np.int64)
-    wide[:, :, :cin] = full
-    rows = wide.reshape(nf, pe, kk, sf, simd).transpose(0, 2, 3, 1, 4).reshape(nf * kk * sf, pe * simd)
-    return hex_words(rows, bits)
 
 
 def _mvu_epilogue(layer: Layer, df: Dataflow, lanes: int) -> list[Param]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hlsgen.hw.packing import per_channel
 from hlsgen.numerics import signed_bits_for
 
 
@@ -67,21 +68,6 @@ def unsigned_bits(value: int) -> int:
 
 def shift_bits(shift: np.ndarray) -> int:
     return unsigned_bits(int(np.max(shift, initial=0)))
-
-
-def per_channel(values: object, channels: int, default: int = 0) -> np.ndarray:
-    """A per-tensor (scalar or length-1) or per-channel integer attribute as `channels` values."""
-    if values is None:
-        return np.full(channels, default, dtype=np.int64)
-    arr = np.asarray(values, dtype=np.int64).reshape(-1)
-    return np.broadcast_to(arr, (channels,)).copy() if arr.size == 1 else arr.copy()
-
-
-def padded(arr: np.ndarray, n: int) -> np.ndarray:
-    """Zero-pad a 1-D array to n entries (lanes of the last PE group beyond the channel count)."""
-    out = np.zeros(n, dtype=np.int64)
-    out[: arr.size] = arr
-    return out
 
 
 def pad_word(code: int | Iterable[int], channels: int, bits: int) -> Param:

@@ -15,7 +15,7 @@ import onnx
 import pytest
 from test_csim_ops import CONFIGS, OPS_NET, build, tie_model
 
-from hlsgen.backends.dataflow import Dataflow
+from hlsgen.hw.model import Dataflow
 from hlsgen.sim.csim import csim
 
 

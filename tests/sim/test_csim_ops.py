@@ -25,10 +25,11 @@ import onnx
 import pytest
 
 from hlsgen.api import Compilation, compile_model
-from hlsgen.backends.dataflow import Dataflow, build_dataflow
 from hlsgen.backends.hls_lint import lint_hls
 from hlsgen.backends.vectors import read_hex, unpack_beats
 from hlsgen.config import config_from_dict
+from hlsgen.hw.dataflow import build_dataflow
+from hlsgen.hw.model import Dataflow
 from hlsgen.output import write_compilation
 from hlsgen.sim.csim import CsimResult, csim
 from hlsgen.sim.csim_build import BASE_FLAGS, compiler, header_dir

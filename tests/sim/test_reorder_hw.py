@@ -15,9 +15,9 @@ import pytest
 from onnx_builders import init, model, node, vi
 
 from hlsgen import compile_model
-from hlsgen.backends.dataflow import build_dataflow
 from hlsgen.cli import main
 from hlsgen.frontend.from_onnx import from_onnx_model
+from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.output import write_compilation
 from hlsgen.sim.csim import csim
 

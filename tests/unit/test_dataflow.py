@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from hlsgen import compile_model, intermediates
-from hlsgen.backends.dataflow import build_dataflow, skip_depth
 from hlsgen.backends.vectors import pack_beats, stream_codes, unpack_beats
 from hlsgen.config import config_from_dict
 from hlsgen.frontend import from_onnx_model
+from hlsgen.hw.dataflow import build_dataflow
+from hlsgen.hw.fifo import skip_depth
 
 
 @pytest.fixture(scope="module")

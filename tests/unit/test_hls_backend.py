@@ -13,12 +13,13 @@ import onnx
 import pytest
 
 from hlsgen.api import compile_model
-from hlsgen.backends.dataflow import Dataflow, build_dataflow
 from hlsgen.backends.hls_layers import layer_code
 from hlsgen.backends.render import TEMPLATES, TESTBENCH
 from hlsgen.cli import main
 from hlsgen.config import config_from_dict
 from hlsgen.errors import HlsgenError
+from hlsgen.hw.dataflow import build_dataflow
+from hlsgen.hw.model import Dataflow
 from hlsgen.outdir import MARKER
 from hlsgen.output import write_compilation
 from hlsgen.sim import csim_build

@@ -4,7 +4,7 @@
 // generator, or a dense layer's whole input vector: TAPS = input pixels) and computes COUT
 // accumulators, PE output channels at a time, each from SIMD input channels per cycle:
 //   for fo < FOLD_O, t < TAPS, fi < FOLD_I (pipelined, II=1):  PE x SIMD multiply-accumulates
-// so a pixel takes FOLD_O * TAPS * FOLD_I cycles (hlsgen.backends.dataflow's cycle model).
+// so a pixel takes FOLD_O * TAPS * FOLD_I cycles (hlsgen.hw.lower's cycle model).
 //   acc[o] = B[o] + sum over taps t and group-input channels k of x[t][g(o)*CIN_G + k] * W(o, t, k)
 // with g(o) = o / COUT_G the group of output channel o. The bias already holds -zp_x * sum(W), and
 // padding taps hold zp_x, so the asymmetric input zero point costs nothing here.

@@ -10,17 +10,14 @@ Folding: a conv layer computes PE output channels at a time, each from SIMD inpu
     conv   cycles = out_pixels · ceil(Cout/PE) · Kh·Kw · ceil(Cin_per_group/SIMD)
     dwconv cycles = out_pixels · ceil(C/PE) · Kh·Kw
     gemm   cycles = ceil(Nout/PE) · in_pixels · ceil(Cin/SIMD)
-    pools  cycles = max(in_pixels, out_pixels·Kh·Kw);  add/requant: pixels
+    maxpool cycles = max(in_pixels, out_pixels·Kh·Kw)
+    avgpool cycles = max(in_pixels, out_pixels·max(Kh·Kw, ceil(C/PE)))   (PE requant lanes)
+    add, requant cycles = pixels · ceil(C/PE);   lut: pixels
 A network's steady-state cycles per frame are its slowest layer's. Skip FIFO depths come from the
 data dependencies (see `skip_depth`), so residual blocks cannot deadlock under any stall pattern.
 """
 
 from __future__ import annotations
-
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -28,65 +25,12 @@ from hlsgen.api import host_tail_nodes
 from hlsgen.backends.names import Namer
 from hlsgen.config_hw import HwConfig
 from hlsgen.errors import HlsgenError
+from hlsgen.hw.fifo import fifo_depths
+from hlsgen.hw.lower import lower_node
+from hlsgen.hw.model import Dataflow, Layer, Stream, canonical_order
 from hlsgen.ir import Graph, Node
 
 LAYOUT_OPS = ("Reshape", "Transpose")
-FIFO_MARGIN = 2
-
-
-@dataclass(frozen=True, eq=False)
-class Stream:
-    name: str  # identifier in generated code
-    tensor: str  # IR tensor
-    pixels: int
-    channels: int
-    bits: int
-    signed: bool
-    height: int = 1
-    width: int = 1
-    order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # stream pos -> IR flat index
-
-    @property
-    def beat_bits(self) -> int:
-        """TDATA width: channels · bits, rounded up to whole bytes (AXI-Stream)."""
-        return 8 * math.ceil(self.channels * self.bits / 8)
-
-
-@dataclass(frozen=True, eq=False)
-class Layer:
-    name: str
-    node: str  # IR node name
-    kind: str  # conv | dwconv | gemm | maxpool | avgpool | add | requant | lut | reorder
-    inputs: tuple[str, ...]  # stream names; a residual conv or an add has a second one
-    output: str
-    pe: int
-    simd: int
-    params: Mapping[str, Any]  # geometry and requant scalars
-    arrays: Mapping[str, np.ndarray]  # weights [Cout, Kh, Kw, Cin/g] or [Nout, K]; bias, mult, shift, ...
-    cycles: int
-    macs: int
-
-
-@dataclass(frozen=True, eq=False)
-class Dataflow:
-    name: str
-    top: str
-    input: Stream
-    outputs: tuple[Stream, ...]
-    streams: Mapping[str, Stream]
-    layers: tuple[Layer, ...]
-    fifo_depth: Mapping[tuple[str, str], int]  # (stream, consumer layer) -> depth in beats
-
-    @property
-    def cycles_per_frame(self) -> int:
-        return max([self.input.pixels] + [lay.cycles for lay in self.layers])
-
-    @property
-    def bottleneck(self) -> str:
-        return max(self.layers, key=lambda lay: lay.cycles).name
-
-    def consumers(self, stream: str) -> list[Layer]:
-        return [lay for lay in self.layers if stream in lay.inputs]
 
 
 def build_dataflow(graph: Graph, hw: HwConfig) -> Dataflow:
@@ -97,8 +41,6 @@ def build_dataflow(graph: Graph, hw: HwConfig) -> Dataflow:
 
 
 def _build(graph: Graph, hw: HwConfig, target: int | None) -> Dataflow:
-    from hlsgen.backends.dataflow_layers import lower_node
-
     namer = Namer()
     tail = host_tail_nodes(graph)
     quant_in = next(n for n in graph.nodes if n.op == "QuantizeInput")
@@ -193,14 +135,6 @@ def _order_before(graph: Graph, chain: list[Node], shape: tuple[int, ...]) -> np
     return order
 
 
-def canonical_order(shape: tuple[int, ...]) -> np.ndarray:
-    """Stream order of an NCHW tensor [C, H, W] (or a dense [K]): pixels raster, channels innermost."""
-    if len(shape) == 3:
-        c, h, w = shape
-        return np.arange(c * h * w).reshape(c, h, w).transpose(1, 2, 0).ravel()
-    return np.arange(int(np.prod(shape)))
-
-
 def relayout(graph: Graph, node: Node, src: Stream) -> Stream:
     """Reshape keeps flat indices; Transpose permutes them. The stream itself is unchanged."""
     out = graph.tensor(node.outputs[0])
@@ -212,61 +146,3 @@ def relayout(graph: Graph, node: Node, src: Stream) -> Stream:
         y_from_x[np.arange(y_from_x.size).reshape(x_shape).transpose(perm).ravel()] = np.arange(y_from_x.size)
         order = y_from_x[order]
     return Stream(src.name, out.name, src.pixels, src.channels, src.bits, src.signed, src.height, src.width, order)
-
-
-def require_canonical(graph: Graph, node: Node, stream: Stream) -> None:
-    shape = graph.tensor(stream.tensor).shape[1:]
-    if stream.order.size != int(np.prod(shape)) or not np.array_equal(stream.order, canonical_order(shape)):
-        raise HlsgenError(f"node {node.name}: its input {stream.tensor} arrives in a transposed layout; "
-                          "hardware supports layout changes only at the input or before a Gemm")
-
-
-# ---- FIFO sizing ---------------------------------------------------------------------------------
-def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tuple[str, str], int]:
-    """Depth of every stream edge: FIFO_MARGIN, plus for each input of a join (residual conv, add)
-    the lead it can build up over the other input (conservative: ties in the dependency model count).
-    A residual conv's output i waits for its main-input *window* (up to input pixel window[i]),
-    which its own line buffer holds; only what arrives beyond that needs the FIFO."""
-    from hlsgen.backends.dataflow_layers import last_input_pixel
-
-    need = input_needed(layers, by_name)
-    depths: dict[tuple[str, str], int] = {}
-    for lay in layers:
-        for s in lay.inputs:
-            depths[(s, lay.name)] = FIFO_MARGIN
-        if len(lay.inputs) == 2:
-            main, skip = lay.inputs
-            window = last_input_pixel(lay, by_name[main], by_name[lay.output])
-            main_ready = need[main][window]  # output pixel i can start once this much input arrived
-            skip_d = FIFO_MARGIN + skip_depth(main_ready, need[skip])
-            produced = np.searchsorted(np.sort(need[main]), need[skip], side="right")
-            main_d = FIFO_MARGIN + int(max(0, np.max(produced - (window + 1))))
-            # conv(x) + x reads one stream twice: its (stream, layer) depth must serve both edges
-            depths[(skip, lay.name)] = max(skip_d, main_d) if skip == main else skip_d
-            depths[(main, lay.name)] = max(skip_d, main_d) if skip == main else main_d
-    return depths
-
-
-def skip_depth(main_need: np.ndarray, skip_need: np.ndarray) -> int:
-    """Beats the skip input must hold: when join output i waits for main pixel i (available once the
-    network input reached main_need[i]), every skip pixel available by then is produced; the join has
-    consumed i of them. Depth = max_i #{j: skip_need[j] <= main_need[i]} - i."""
-    produced = np.searchsorted(np.sort(skip_need), main_need, side="right")
-    return int(max(0, np.max(produced - np.arange(main_need.size))))
-
-
-def input_needed(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[str, np.ndarray]:
-    """For every stream pixel, how many network-input pixels must have entered before it can exist
-    (pure data dependencies, layers infinitely fast)."""
-    from hlsgen.backends.dataflow_layers import last_input_pixel
-
-    first = next(iter(by_name.values()))
-    need: dict[str, np.ndarray] = {first.name: np.arange(1, first.pixels + 1)}
-    for lay in layers:
-        src = need[lay.inputs[0]]
-        out = last_input_pixel(lay, by_name[lay.inputs[0]], by_name[lay.output])
-        dep = src[out]
-        for extra in lay.inputs[1:]:
-            dep = np.maximum(dep, need[extra][np.minimum(np.arange(dep.size), need[extra].size - 1)])
-        need[lay.output] = dep
-    return need

@@ -1,4 +1,6 @@
-"""One integer IR node -> one streaming hardware Layer (see dataflow.py for the conventions)."""
+"""One integer IR node -> one streaming hardware Layer: geometry, tables, folding options, cycles.
+
+See hlsgen/hw/dataflow.py for the conventions."""
 
 from __future__ import annotations
 
@@ -7,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from hlsgen.backends.dataflow import Layer, Stream, canonical_order, require_canonical
 from hlsgen.backends.names import Namer
 from hlsgen.config_hw import HwConfig
 from hlsgen.errors import HlsgenError
+from hlsgen.hw.model import Layer, Stream, canonical_order
 from hlsgen.ir import Graph, Node
 
 REQUANT_KEYS = ("zp", "lo", "hi", "rounding")
@@ -132,14 +134,28 @@ LOWER = {"QConv": _conv, "QGemm": _gemm, "QMaxPool": _pool, "QAvgPool": _pool, "
          "QLut": _lut}
 
 
+def require_canonical(graph: Graph, node: Node, stream: Stream) -> None:
+    shape = graph.tensor(stream.tensor).shape[1:]
+    if stream.order.size != int(np.prod(shape)) or not np.array_equal(stream.order, canonical_order(shape)):
+        raise HlsgenError(f"node {node.name}: its input {stream.tensor} arrives in a transposed layout; "
+                          "hardware supports layout changes only at the input or before a Gemm")
+
+
 # ---- parallelism and cycles ------------------------------------------------------------------------
+FOLDED_LANES = ("avgpool", "add", "requant")  # PE = requant lanes, channels per cycle
+
+
 def parallelism_options(kind: str, node: str, params: dict[str, Any], hw: HwConfig) -> list[tuple[int, int]]:
     """Candidate (PE, SIMD) pairs, the most parallel default last. A value set in `hw.layers` or as
     the `hw` default is the only choice for that dimension; otherwise divisors of the channel counts
-    up to PE 4 (dwconv 8) output channels and SIMD 8 input channels."""
+    up to PE 4 (dwconv 8) output channels and SIMD 8 input channels. Average pools, adds and
+    requants fold their channels over PE requant lanes (default: all channels in parallel)."""
+    over = hw.layers.get(node)
+    if kind in FOLDED_LANES:
+        c = params["in_c"] if kind == "avgpool" else params["channels"]
+        return [(min(over.pe, c), 1)] if over and over.pe else [(c, 1)]
     if kind not in ("conv", "dwconv", "gemm"):
         return [(1, 1)]
-    over = hw.layers.get(node)
     cin = params["in_c"] // params.get("group", 1)
     pe_set = (over.pe if over and over.pe else None) or hw.pe
     simd_set = (over.simd if over and over.simd else None) or hw.simd
@@ -161,8 +177,12 @@ def _with_cycles(layer: Layer, x: Stream, out: Stream) -> Layer:
         c = out.pixels * math.ceil(p["out_c"] / layer.pe) * p["kernel"][0] * p["kernel"][1]
     elif layer.kind == "gemm":
         c = math.ceil(p["out_c"] / layer.pe) * x.pixels * math.ceil(x.channels / layer.simd)
-    elif layer.kind in ("maxpool", "avgpool"):
+    elif layer.kind == "maxpool":
         c = max(x.pixels, out.pixels * p["kernel"][0] * p["kernel"][1])
+    elif layer.kind == "avgpool":  # the requant of one output pixel overlaps the next one's window
+        c = max(x.pixels, out.pixels * max(p["kernel"][0] * p["kernel"][1], math.ceil(out.channels / layer.pe)))
+    elif layer.kind in FOLDED_LANES:
+        c = out.pixels * math.ceil(out.channels / layer.pe)
     else:
         c = out.pixels
     return Layer(layer.name, layer.node, layer.kind, layer.inputs, layer.output, layer.pe, layer.simd,

@@ -1,0 +1,60 @@
+"""FIFO depths of the dataflow's stream edges, from pure data dependencies (see `fifo_depths`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from hlsgen.hw.lower import last_input_pixel
+from hlsgen.hw.model import Layer, Stream
+
+FIFO_MARGIN = 2
+
+
+def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tuple[str, str], int]:
+    """Depth of every stream edge: FIFO_MARGIN, plus for each input of a join (residual conv, add)
+    the lead it can build up over the other input (conservative: ties in the dependency model count).
+    A residual conv's output i waits for its main-input *window* (up to input pixel window[i]),
+    which its own line buffer holds; only what arrives beyond that needs the FIFO."""
+
+    need = input_needed(layers, by_name)
+    depths: dict[tuple[str, str], int] = {}
+    for lay in layers:
+        for s in lay.inputs:
+            depths[(s, lay.name)] = FIFO_MARGIN
+        if len(lay.inputs) == 2:
+            main, skip = lay.inputs
+            window = last_input_pixel(lay, by_name[main], by_name[lay.output])
+            main_ready = need[main][window]  # output pixel i can start once this much input arrived
+            skip_d = FIFO_MARGIN + skip_depth(main_ready, need[skip])
+            produced = np.searchsorted(np.sort(need[main]), need[skip], side="right")
+            main_d = FIFO_MARGIN + int(max(0, np.max(produced - (window + 1))))
+            # conv(x) + x reads one stream twice: its (stream, layer) depth must serve both edges
+            depths[(skip, lay.name)] = max(skip_d, main_d) if skip == main else skip_d
+            depths[(main, lay.name)] = max(skip_d, main_d) if skip == main else main_d
+    return depths
+
+
+def skip_depth(main_need: np.ndarray, skip_need: np.ndarray) -> int:
+    """Beats the skip input must hold: when join output i waits for main pixel i (available once the
+    network input reached main_need[i]), every skip pixel available by then is produced; the join has
+    consumed i of them. Depth = max_i #{j: skip_need[j] <= main_need[i]} - i."""
+    produced = np.searchsorted(np.sort(skip_need), main_need, side="right")
+    return int(max(0, np.max(produced - np.arange(main_need.size))))
+
+
+def input_needed(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[str, np.ndarray]:
+    """For every stream pixel, how many network-input pixels must have entered before it can exist
+    (pure data dependencies, layers infinitely fast)."""
+
+    first = next(iter(by_name.values()))
+    need: dict[str, np.ndarray] = {first.name: np.arange(1, first.pixels + 1)}
+    for lay in layers:
+        src = need[lay.inputs[0]]
+        out = last_input_pixel(lay, by_name[lay.inputs[0]], by_name[lay.output])
+        dep = src[out]
+        for extra in lay.inputs[1:]:
+            dep = np.maximum(dep, need[extra][np.minimum(np.arange(dep.size), need[extra].size - 1)])
+        need[lay.output] = dep
+    return need

@@ -1,0 +1,81 @@
+"""The hardware model's data: streams between layers, folded layers, the dataflow of a network.
+
+Streams carry pixels in raster order with all channels of a pixel in one beat (channel 0 in the low
+bits). Layout ops (Reshape, Transpose) cost nothing: they only change which IR element a stream
+position holds (`Stream.order`). A `Layer` is one streaming unit with its folding (PE, SIMD), its
+cycles per frame and its MAC count, computed once by hlsgen.hw and rendered by every backend.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class Stream:
+    name: str  # identifier in generated code
+    tensor: str  # IR tensor
+    pixels: int
+    channels: int
+    bits: int
+    signed: bool
+    height: int = 1
+    width: int = 1
+    order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # stream pos -> IR flat index
+
+    @property
+    def beat_bits(self) -> int:
+        """TDATA width: channels · bits, rounded up to whole bytes (AXI-Stream)."""
+        return 8 * math.ceil(self.channels * self.bits / 8)
+
+
+@dataclass(frozen=True, eq=False)
+class Layer:
+    name: str
+    node: str  # IR node name
+    kind: str  # conv | dwconv | gemm | maxpool | avgpool | add | requant | lut | reorder
+    inputs: tuple[str, ...]  # stream names; a residual conv or an add has a second one
+    output: str
+    pe: int
+    simd: int
+    params: Mapping[str, Any]  # geometry and requant scalars
+    arrays: Mapping[str, np.ndarray]  # weights [Cout, Kh, Kw, Cin/g] or [Nout, K]; bias, mult, shift, ...
+    cycles: int
+    macs: int
+
+
+@dataclass(frozen=True, eq=False)
+class Dataflow:
+    name: str
+    top: str
+    input: Stream
+    outputs: tuple[Stream, ...]
+    streams: Mapping[str, Stream]
+    layers: tuple[Layer, ...]
+    fifo_depth: Mapping[tuple[str, str], int]  # (stream, consumer layer) -> depth in beats
+
+    @property
+    def cycles_per_frame(self) -> int:
+        return max([self.input.pixels] + [lay.cycles for lay in self.layers])
+
+    @property
+    def bottleneck(self) -> str:
+        return max(self.layers, key=lambda lay: lay.cycles).name
+
+    def consumers(self, stream: str) -> list[Layer]:
+        return [lay for lay in self.layers if stream in lay.inputs]
+
+
+def canonical_order(shape: tuple[int, ...]) -> np.ndarray:
+    """Stream order of an NCHW tensor [C, H, W] (or a dense [K]): pixels raster, channels innermost."""
+    if len(shape) == 3:
+        c, h, w = shape
+        return np.arange(c * h * w).reshape(c, h, w).transpose(1, 2, 0).ravel()
+    return np.arange(int(np.prod(shape)))
+
+

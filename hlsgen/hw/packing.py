@@ -1,0 +1,96 @@
+"""Tables in the order the hardware reads them, computed once for every backend.
+
+A matrix-vector layer (conv, dwconv, gemm) with PE output lanes and SIMD input lanes reads one weight
+word per cycle: word (nf·KK + tap)·SF + sf holds lane (pe, s) = weight of output channel nf·PE + pe,
+tap `tap`, input channel sf·SIMD + s of its group, zero where PE or SIMD do not divide the channel
+counts (NF = ceil(Cout/PE), SF = ceil(Cin_per_group/SIMD), KK taps; depthwise: SIMD = SF = 1).
+Per-channel values (bias, multipliers, shifts) are [NF][PE] tables indexed by the output fold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hlsgen.errors import HlsgenError
+from hlsgen.hw.model import Layer, Stream
+
+MVU_KINDS = ("conv", "dwconv", "gemm")
+
+
+@dataclass(frozen=True)
+class MvuShape:
+    """The loop nest of a matrix-vector layer: NF output folds x KK taps x SF input folds."""
+
+    pe: int
+    simd: int
+    nf: int
+    kk: int
+    sf: int
+    cin_g: int  # input channels per group (1 for depthwise)
+    cout: int
+
+    @property
+    def words(self) -> int:
+        return self.nf * self.kk * self.sf
+
+
+def mvu_shape(layer: Layer, x: Stream) -> MvuShape:
+    p = layer.params
+    cout = int(p["out_c"])
+    if layer.kind == "gemm":
+        kk, cin_g = x.pixels, x.channels
+    else:
+        kk = int(p["kernel"][0] * p["kernel"][1])
+        cin_g = 1 if layer.kind == "dwconv" else int(p["in_c"]) // int(p["group"])
+    simd = 1 if layer.kind == "dwconv" else layer.simd
+    return MvuShape(layer.pe, simd, math.ceil(cout / layer.pe), kk, math.ceil(cin_g / simd), cin_g, cout)
+
+
+def weight_words(layer: Layer, x: Stream) -> np.ndarray:
+    """Weights [Cout, taps..., Cin/group] (OHWI, or [N, K] in stream order) as [NF·KK·SF, PE·SIMD]."""
+    m = mvu_shape(layer, x)
+    w = np.asarray(layer.arrays["weights"], dtype=np.int64).reshape(m.cout, m.kk, m.cin_g)
+    padded = np.zeros((m.nf * m.pe, m.kk, m.sf * m.simd), dtype=np.int64)
+    padded[:m.cout, :, :m.cin_g] = w
+    words = padded.reshape(m.nf, m.pe, m.kk, m.sf, m.simd).transpose(0, 2, 3, 1, 4)
+    return words.reshape(m.words, m.pe * m.simd)
+
+
+def per_channel(values: object, n: int, default: int = 0) -> np.ndarray:
+    """A per-tensor (scalar or length-1) or per-channel integer attribute as n values."""
+    if values is None:
+        return np.full(n, default, dtype=np.int64)
+    v = np.asarray(values, dtype=np.int64).reshape(-1)
+    if v.size not in (1, n):
+        raise HlsgenError(f"{v.size} per-channel values for {n} channels")
+    return np.broadcast_to(v, (n,)).copy()
+
+
+def padded(values: np.ndarray, n: int) -> np.ndarray:
+    """A 1-D array zero-padded to n entries (lanes of the last fold beyond the channel count)."""
+    out = np.zeros(n, dtype=np.int64)
+    out[:values.size] = values
+    return out
+
+
+def folded(values: np.ndarray, fold: int, pe: int) -> np.ndarray:
+    """[C] per-channel values as [fold][pe], zero-padded."""
+    return padded(values, fold * pe).reshape(fold, pe)
+
+
+def code_range(s: Stream) -> tuple[int, int]:
+    """The smallest and largest code of a stream's integer type."""
+    lo = -(1 << (s.bits - 1)) if s.signed else 0
+    return lo, lo + (1 << s.bits) - 1
+
+
+def clamp_bounds(params: Mapping[str, Any], out: Stream) -> tuple[int, int]:
+    """A layer's output clamp [lo, hi]: its own bounds where set, else its output type's range."""
+    lo_type, hi_type = code_range(out)
+    lo, hi = params.get("lo"), params.get("hi")
+    return int(lo_type if lo is None else lo), int(hi_type if hi is None else hi)

@@ -1,0 +1,49 @@
+"""FPGA parts that hlsgen knows: their resource budgets and the Yosys synth_xilinx family.
+
+Figures are the device totals from the Xilinx product tables (7-series DS180, Zynq-7000 DS190,
+Zynq UltraScale+ DS891). A part name is matched on its device prefix: xc7z020clg400-1 is an
+xc7z020. UltraScale+ parts have DSP48E2 slices and are synthesized with Yosys's `xcup` family.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hlsgen.errors import HlsgenError
+
+
+@dataclass(frozen=True)
+class Part:
+    device: str  # the device prefix of a part name
+    family: str  # Yosys synth_xilinx -family
+    dsp: int  # DSP48E1 (xc7) or DSP48E2 (xcup) slices
+    lut: int  # 6-input LUTs
+    lutram: int  # LUTs that can be distributed RAM (SLICEM)
+    ff: int  # flip-flops
+    bram36: int  # 36 Kb block RAMs (each is two 18 Kb halves)
+
+    @property
+    def dsp_kind(self) -> str:
+        return "DSP48E2" if self.family == "xcup" else "DSP48E1"
+
+    def budget(self) -> dict[str, int]:
+        return {"dsp": self.dsp, "lut": self.lut, "lutram": self.lutram, "ff": self.ff, "bram36": self.bram36}
+
+
+PARTS = {p.device: p for p in (
+    Part("xc7z010", "xc7", dsp=80, lut=17_600, lutram=6_000, ff=35_200, bram36=60),
+    Part("xc7z020", "xc7", dsp=220, lut=53_200, lutram=17_400, ff=106_400, bram36=140),
+    Part("xc7a35t", "xc7", dsp=90, lut=20_800, lutram=9_600, ff=41_600, bram36=50),
+    Part("xc7a100t", "xc7", dsp=240, lut=63_400, lutram=19_000, ff=126_800, bram36=135),
+    Part("xczu3eg", "xcup", dsp=360, lut=70_560, lutram=28_800, ff=141_120, bram36=216),
+    Part("xczu7ev", "xcup", dsp=1_728, lut=230_400, lutram=101_760, ff=460_800, bram36=312),
+)}
+
+
+def find_part(name: str) -> Part:
+    """The known part whose device prefix starts `name` (case-insensitive), or a one-line error."""
+    low = name.lower()
+    for device in sorted(PARTS, key=len, reverse=True):
+        if low.startswith(device):
+            return PARTS[device]
+    raise HlsgenError(f"part {name!r} is not one hlsgen knows; known devices: {', '.join(sorted(PARTS))}")
