@@ -40,5 +40,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/ort_agreement.py
 	$(BIN)/python benchmarks/rtl_cycles.py
 
+.PHONY: bench-mlperf
+bench-mlperf: $(STAMP)
+	@# MLPerf Tiny ResNet-8, DS-CNN, FC autoencoder: compile (defaults), rtlsim, synth; minutes (docs/benchmarks.md)
+	$(BIN)/python benchmarks/mlperf_tiny.py
+
 clean:
 	rm -rf $(VENV) build
