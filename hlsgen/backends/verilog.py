@@ -2,8 +2,10 @@
 
 OUT/rtl/
   hg_*.sv              hand-written parameterised modules, copied from templates/verilog/rtl/
-  <top>.sv             the generated top (templates/verilog/top.sv.j2): one unit per layer, FIFOs,
-                       forks, AXI-Stream ports named as Vitis HLS names them
+  <top>.sv             the generated top (templates/verilog/top.sv.j2): FIFOs, forks, AXI-Stream
+                       ports named as Vitis HLS names them, one instance per layer of the module
+                       <top>__<layer> (defined below the top in the same file: window + unit), which
+                       `hlsgen synth` synthesizes as a top of its own
   <top>_<layer>_w.mem  weight ROMs ($readmemh; the simulator's working directory must hold them)
   files.f              the source list, top last
 OUT/tb/                the cocotb testbench (hlsgen/backends/testbench.py)
@@ -53,6 +55,11 @@ def rtl_files(rtl_dir: Path) -> list[Path]:
     return [rtl_dir / n for n in names]
 
 
+def layer_module(top: str, layer: str) -> str:
+    """The module that holds one layer's units (window + unit), defined in <top>.sv below the top."""
+    return f"{top}__{layer}"
+
+
 def design_context(df: Dataflow, model: str) -> dict[str, Any]:
     if len(df.outputs) != 1:
         raise HlsgenError(f"{model}: the Verilog backend supports one network output, the model has "
@@ -95,6 +102,8 @@ def _unit_context(u: Unit, lay: Layer, df: Dataflow, edge_of: dict[tuple[str, st
     bits = {p.name: p.value for p in u.params if p.name in ("SKB", "BB")}
     tie = int(bits.get("SKB", bits.get("BB", 0))) * df.streams[lay.output].channels  # unused 2nd input
     return {"name": u.name, "kind": lay.kind, "node": lay.node, "module": u.module, "cycles": lay.cycles,
+            "layer_module": layer_module(df.top, u.name), "in_width": _width(df.streams[lay.inputs[0]]),
+            "skip_width": _width(df.streams[lay.inputs[1]]) if skip else 0,
             "window": list(u.window), "tap_width": u.tap_width, "params": list(u.params),
             "in_edge": edge_of[(lay.inputs[0], lay.name, 0)], "skip_edge": skip, "output": lay.output,
             "out_width": _width(df.streams[lay.output]), "tie_width": tie, "mem_file": u.mem_file,
