@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -37,7 +38,7 @@ from typing import Any
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.parts import find_part
 from hlsgen.outdir import require_hlsgen_output, write_folder_atomically
-from hlsgen.sim.tools import run_logged
+from hlsgen.sim.tools import log
 
 SCRIPT = ("read_verilog -sv {files}\n"
           "synth_xilinx -family {family} -noiopad -noclkbuf -top {top}\n"
@@ -164,20 +165,23 @@ def run_job(job: Job, yosys: str, version: str, family: str, use_cache: bool, wo
         (folder / name).write_bytes(data)
     (folder / "synth.ys").write_text(script(job, family))
     start = time.monotonic()
-    r = run_logged([yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"], cwd=folder)
+    argv = [yosys, "-l", "yosys.log", "-s", "synth.ys"]
+    log.info("running: %s (in %s)", shlex.join(argv), folder)
+    r = subprocess.run(argv, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
     seconds = round(time.monotonic() - start, 1)
-    log = folder / "yosys.log"
-    if not log.is_file():
-        log.write_text(r.stdout + r.stderr)
-    shutil.copyfile(log, log_file)
+    log_text = folder / "yosys.log"
+    if not log_text.is_file():
+        log_text.write_text(r.stderr)
+    shutil.copyfile(log_text, log_file)
     stat = folder / "stat.json"
     if r.returncode != 0 or not stat.is_file():
-        tail = (r.stderr or r.stdout or log.read_text()).strip().splitlines()[-1:] or ["no output"]
+        errors = [x for x in log_text.read_text().splitlines() if x.startswith("ERROR")] or r.stderr.splitlines()
+        tail = errors[-1:] or ["no output"]
         return {"status": "failed", "error": f"yosys exit {r.returncode}: {tail[0][:200]}", "seconds": seconds,
                 "cached": False}
     cells = hierarchy_cells(json.loads(stat.read_text()), job.top)
     result = {"status": "ok", "cells": cells, "resources": resources(cells), "seconds": seconds}
-    _store(entry, result, log)
+    _store(entry, result, log_text)
     return {**result, "cached": False}
 
 
@@ -258,8 +262,8 @@ def _write(out: Path, result: dict[str, Any], work: Path) -> None:
     def fill(folder: Path) -> None:
         logs = folder / "logs"
         logs.mkdir()
-        for log in sorted(work.glob("*.log")):
-            shutil.copyfile(log, logs / log.name)
+        for f in sorted(work.glob("*.log")):
+            shutil.copyfile(f, logs / f.name)
         (folder / "utilization.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
         (folder / "utilization.md").write_text(render_table(result) + "\n")
 
