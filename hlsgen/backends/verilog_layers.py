@@ -119,15 +119,35 @@ def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
     mem = f"{top}_{layer.name}_w.mem"
     window = _window(x, geo, nf, pad_word(int(p.get("pad_value") or 0), x.channels, x.bits))
     group = int(p.get("group", 1)) if layer.kind == "conv" else 1
+    pack = packs_pairs(layer, x)
     params = [Param("CIN", x.channels), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("COUT", cout),
               Param("PE", pe), Param("SIMD", simd), Param("NF", nf), Param("KK", kk), flag("DEPTHWISE", dw),
               Param("GROUP", group),
-              Param("WB", int(p["weight_bits"])), Param("ACCB", int(p.get("acc_bits") or 32)),
-              Param("MEM_FILE", mem), *_mvu_epilogue(layer, df, nf * pe)]
+              Param("WB", int(p["weight_bits"])), Param("ACCB", int(p.get("acc_bits") or 32)), flag("PACK", pack),
+              Param("MEM_FILE", mem), *_mvu_epilogue(layer, df, nf * pe, _pack_bias_offset(layer, x, pack))]
     return Unit(layer.name, "hg_mvu", window, x.channels * x.bits, tuple(params), mem, tuple(words))
 
 
-def _mvu_epilogue(layer: Layer, df: Dataflow, lanes: int) -> list[Param]:
+def packs_pairs(layer: Layer, x: Stream) -> bool:
+    """hg_mvu PACK: two PE lanes share one multiplier (A = w0 + w1*2^F, F = WB + IB, times the
+    activation as an unsigned code). Only where the lanes of a step read the same activation (dense
+    conv, gemm), the operands fit a DSP48E1 (A: 2*WB + IB + 1 <= 25 bits, B: IB + 1 <= 18) and PE >= 2."""
+    wb = int(layer.params["weight_bits"])
+    dense = layer.kind == "gemm" or (layer.kind == "conv" and int(layer.params.get("group", 1)) == 1)
+    return dense and layer.pe >= 2 and 2 * wb + x.bits + 1 <= 25 and x.bits <= 17
+
+
+def _pack_bias_offset(layer: Layer, x: Stream, pack: bool) -> np.ndarray:
+    """What PACK adds to each output channel's bias: signed codes enter as xu = x + 2^(IB-1), so the
+    window sum gains 2^(IB-1)*sum(w) (over every tap, padding taps included: they carry a real code)."""
+    w = np.asarray(layer.arrays["weights"], dtype=np.int64)
+    w = w.reshape(w.shape[0], -1)
+    if not (pack and x.signed):
+        return np.zeros(w.shape[0], dtype=np.int64)
+    return -(1 << (x.bits - 1)) * w.sum(axis=1)
+
+
+def _mvu_epilogue(layer: Layer, df: Dataflow, lanes: int, bias_offset: np.ndarray) -> list[Param]:
     p, a = layer.params, layer.arrays
     out = df.streams[layer.output]
     n = out.channels
@@ -135,8 +155,9 @@ def _mvu_epilogue(layer: Layer, df: Dataflow, lanes: int) -> list[Param]:
     neg = per_channel(a["mult_neg"], n) if "mult_neg" in a else None
     acc = int(p.get("acc_bits") or 32)
     mb = mult_bits(mult, neg)
+    bias = per_channel(a["bias"], n) + bias_offset  # may leave ACCB bits: the accumulator wraps exactly
     params = [*_requant_common(p, out, shift), Param("MB", mb), flag("HAS_NEG", neg is not None),
-              vector("BIAS", padded(per_channel(a["bias"], n), lanes), acc),
+              vector("BIAS", padded(bias, lanes), acc),
               vector("MULT", padded(mult, lanes), mb),
               vector("MULT_NEG", padded(neg if neg is not None else mult, lanes), mb),
               vector("SHIFT", padded(shift, lanes), shift_bits(shift))]

@@ -13,11 +13,17 @@
 // stages (requant A1, B1) before requant A, B.
 // Pipeline: issue -> ROM/operands -> products -> accumulate -> requant A -> requant B -> output;
 // all stages advance together while the output register can move and the skip (if needed) is there.
+// PACK (dense conv / gemm, lanes of one step share their activation; chosen by verilog_layers.py):
+// lanes 2k and 2k+1 share one multiplier, A = w0 + w1*2^F (F = WB + IB bits per field) times the
+// activation as an unsigned IB-bit code xu (signed codes: xu = x + 2^(IB-1), the constant
+// -2^(IB-1)*sum(w) is folded into BIAS by the generator); the low F bits are w0*xu, the upper bits
+// plus the sign of the low field are w1*xu. One DSP48E1 (25 x 18) holds two int8 x int8 MACs.
+// The accumulator is exactly ACCB bits: the layer's sum fits it, so wrapping partial sums are exact.
 module hg_mvu #(
     parameter int CIN = 3, parameter int IB = 8, parameter bit IN_SIGNED = 1'b1,
     parameter int COUT = 4, parameter int PE = 2, parameter int SIMD = 3, parameter int NF = 2,
     parameter int KK = 9, parameter bit DEPTHWISE = 1'b0, parameter int GROUP = 1,
-    parameter int WB = 8, parameter int ACCB = 20,
+    parameter int WB = 8, parameter int ACCB = 20, parameter bit PACK = 1'b0,
     parameter MEM_FILE = "",
     parameter int OB = 8, parameter int MB = 16, parameter int SHB = 6, parameter int MAX_SHIFT = 40,
     parameter bit HAS_NEG = 1'b0, parameter bit HAS_SKIP = 1'b0,
@@ -51,16 +57,22 @@ module hg_mvu #(
 );
     localparam int CING = CIN / GROUP, COUTG = COUT / GROUP;  // channels per group
     localparam int SF = DEPTHWISE ? 1 : (CING + SIMD - 1) / SIMD;
-    localparam int XB = IB + 1;                  // operands as signed, unsigned codes widened
-    localparam int PB = XB + WB;                 // one product
-    localparam int SB = PB + $clog2(SIMD + 1);   // sum over SIMD lanes
-    localparam int AB = (ACCB > SB ? ACCB : SB) + 1;
+    localparam int XB = (IN_SIGNED && !PACK) ? IB : IB + 1;  // operand: signed code, or unsigned code + 0
+    localparam int PB = IB + WB;                 // one product w*x (or w*xu) fits PB bits
+    localparam int F = PB;                       // PACK: bits of the low field
+    localparam int AW = WB + 1 + F;              // PACK: multiplier operand A = w0 + w1*2^F
+    localparam int PW = AW + XB;                 // PACK: the double product
+    localparam int NP = PACK ? PE / 2 : 0;       // multiplier pairs
+    localparam int PX = PB > ACCB ? PB : ACCB;
+    localparam int AB = ACCB;
     localparam int WORDS = NF * KK * SF;
-    localparam int RAB = WORDS > 1 ? $clog2(WORDS) : 1;  // ROM address bits; depth rounded up to 2^RAB
+    localparam int RAB = WORDS > 1 ? $clog2(WORDS) : 1;  // ROM address bits (depth exactly WORDS)
     localparam int SFB = $clog2(SF + 1), TB = $clog2(KK + 1), NB = $clog2(NF + 1);
     localparam int LSF = SF - 1, LKK = KK - 1, LNF = NF - 1, LWORD = WORDS - 1;
+    localparam logic [IB-1:0] XFLIP = (PACK && IN_SIGNED) ? {1'b1, {(IB-1){1'b0}}} : '0;
 
-    logic [PE*SIMD*WB-1:0] rom [0:(1<<RAB)-1];
+    (* rom_style = (WORDS > 64 ? "block" : "distributed") *)
+    logic [PE*SIMD*WB-1:0] rom [0:WORDS-1];
     initial if (MEM_FILE != "") $readmemh(MEM_FILE, rom);
 
     logic en, skip_stall, fire0;
@@ -72,7 +84,9 @@ module hg_mvu #(
     logic signed [XB-1:0] x0 [0:PE*SIMD-1];
     logic signed [XB-1:0] x1 [0:PE*SIMD-1];
     logic [PE*SIMD*WB-1:0] w1;
-    logic signed [PB-1:0] prod2 [0:PE*SIMD-1];
+    logic signed [PB-1:0] prod2 [0:PE*SIMD-1];     // one product per lane (unpaired lanes)
+    logic signed [PW-1:0] pp2 [0:(NP > 0 ? NP : 1)*SIMD-1];  // PACK: one double product per pair
+    logic signed [PB-1:0] pl [0:PE*SIMD-1];        // the lane products, pairs split
     logic signed [AB-1:0] acc [0:PE-1];
     logic [PE*OB-1:0] y5;
     wire [NF*PE*ACCB-1:0] bias_w = BIAS;
@@ -84,16 +98,22 @@ module hg_mvu #(
     assign skip_ready = HAS_SKIP && en && v3 && nf3 == LNF[NB-1:0];
 
     // stage 0: operand selection (conv: SIMD slice sf of the tap, within the group of the lane's output
-    // channel och = nf*PE+pe; depthwise: channel och)
+    // channel och = nf*PE+pe; depthwise: channel och). PACK: the unsigned code xu.
     int csel, och, cg;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [IB:0] xe;  // the code, sign- or zero-extended (the top bit unused when XB = IB)
+    /* verilator lint_on UNUSEDSIGNAL */
     always_comb begin
         for (int i = 0; i < PE * SIMD; i++) begin
             och = {{(32 - NB){1'b0}}, nf} * PE + i / SIMD;
             cg = {{(32 - SFB){1'b0}}, sf} * SIMD + i % SIMD;
             csel = DEPTHWISE ? och : (GROUP > 1 ? (och / COUTG) * CING + cg : cg);
             x0[i] = '0;
-            if (DEPTHWISE ? (csel < CIN && i % SIMD == 0) : (cg < CING && (GROUP == 1 || och < COUT)))
-                x0[i] = {(IN_SIGNED ? in_data[csel * IB + IB - 1] : 1'b0), in_data[csel * IB +: IB]};
+            xe = '0;
+            if (DEPTHWISE ? (csel < CIN && i % SIMD == 0) : (cg < CING && (GROUP == 1 || och < COUT))) begin
+                xe = {(IN_SIGNED && !PACK) ? in_data[csel * IB + IB - 1] : 1'b0, in_data[csel * IB +: IB] ^ XFLIP};
+                x0[i] = xe[XB-1:0];
+            end
         end
     end
 
@@ -110,23 +130,59 @@ module hg_mvu #(
             first1 <= tap == '0 && sf == '0;
             last1 <= tap == LKK[TB-1:0] && sf == LSF[SFB-1:0];
             nf1 <= nf;
-            for (int i = 0; i < PE * SIMD; i++)
-                prod2[i] <= {{WB{x1[i][XB-1]}}, x1[i]} * {{XB{wl[i][WB-1]}}, wl[i]};
+            for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) prod2[i] <= wl[i] * x1[i];
             {first2, last2, nf2} <= {first1, last1, nf1};
             nf3 <= nf2;
             {nf4, nf5, nf6, nf7} <= {nf3, nf4, nf5, nf6};
         end
     end
 
-    // stage 3: accumulate; the bias of channel nf2*PE + p starts every group
+    if (NP > 0) begin : g_pack
+        // A = {w1 - sign(w0), w0 as F bits} = w0 + w1*2^F; the pair shares activation s (lanes 2k*SIMD+s)
+        logic signed [AW-1:0] aop [0:NP*SIMD-1];
+        always_comb begin
+            for (int k = 0; k < NP; k++) begin
+                for (int s = 0; s < SIMD; s++) begin
+                    aop[k * SIMD + s] = {{wl[(2 * k + 1) * SIMD + s][WB-1], wl[(2 * k + 1) * SIMD + s]}
+                                         - {{WB{1'b0}}, wl[2 * k * SIMD + s][WB-1]},
+                                         {(F - WB){wl[2 * k * SIMD + s][WB-1]}}, wl[2 * k * SIMD + s]};
+                end
+            end
+        end
+        always_ff @(posedge clk) begin
+            if (en) begin
+                for (int j = 0; j < NP * SIMD; j++) pp2[j] <= aop[j] * x1[(j / SIMD) * 2 * SIMD + j % SIMD];
+            end
+        end
+    end else begin : g_nopack
+        always_comb pp2[0] = '0;
+    end
+
+    // stage 3: split the pairs: low field w0*xu, upper field + the low field's sign w1*xu
+    always_comb begin
+        for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) pl[i] = prod2[i];
+        for (int j = 0; j < NP * SIMD; j++) begin
+            pl[(j / SIMD) * 2 * SIMD + j % SIMD] = pp2[j][F-1:0];
+            pl[(j / SIMD) * 2 * SIMD + SIMD + j % SIMD] = pp2[j][F +: PB] + {{(PB - 1){1'b0}}, pp2[j][F-1]};
+        end
+    end
+
+    // stage 3: accumulate (modulo 2^ACCB); the bias of channel nf2*PE + p starts every group
     logic signed [AB-1:0] acc_next [0:PE-1];
     logic signed [AB-1:0] sum;
+    logic signed [PX-1:0] pe_x;
     always_comb begin
         for (int p = 0; p < PE; p++) begin
-            sum = first2 ? {{(AB - ACCB){bias_w[(nf2 * PE + p) * ACCB + ACCB - 1]}},
-                            bias_w[(nf2 * PE + p) * ACCB +: ACCB]} : acc[p];
-            for (int s = 0; s < SIMD; s++)
-                sum = sum + {{(AB - PB){prod2[p * SIMD + s][PB-1]}}, prod2[p * SIMD + s]};
+            sum = acc[p];
+            if (first2) begin
+                sum = '0;
+                for (int k = 0; k < NF; k++)
+                    if ({{(32 - NB){1'b0}}, nf2} == k) sum = bias_w[(k * PE + p) * ACCB +: ACCB];
+            end
+            for (int s = 0; s < SIMD; s++) begin
+                pe_x = {{(PX - PB + 1){pl[p * SIMD + s][PB-1]}}, pl[p * SIMD + s][PB-2:0]};  // the sum is mod 2^ACCB
+                sum = sum + pe_x[AB-1:0];
+            end
             acc_next[p] = sum;
         end
     end
