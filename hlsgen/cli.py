@@ -12,6 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from hlsgen.errors import HlsgenError
 
@@ -101,7 +102,20 @@ def cmd_compile(args: argparse.Namespace) -> int:
         print(f"warning: {len(report['bn_floored'])} BatchNorm channel(s) floored (see report.md)",
               file=sys.stderr)
     print(f"golden vs float (max rel.): {', '.join(f'{v:.3g}' for v in e['golden_vs_float_relative'])}")
+    if report["hardware"]:
+        print(_folding_line(report["hardware"]))
     return 0
+
+
+def _folding_line(hw: dict[str, Any]) -> str:
+    """One line: the folded design's rate and estimated resources against the part's budget."""
+    f = hw["folding"]
+    est, bud = f["estimate"], f["budget"]
+    fit = "" if f["fits"] else " — does NOT fit the budget"
+    return (f"hardware: {hw['cycles_per_frame']:,} cycles/frame ({hw['frames_per_second']:,} frames/s) "
+            f"on {hw['part']}; "
+            f"estimated DSP {est['dsp']:,.0f}/{bud['dsp']:,.0f}, LUT {est['lut']:,.0f}/{bud['lut']:,.0f}, "
+            f"BRAM36 {est['bram36']:,.1f}/{bud['bram36']:,.0f}{fit}")
 
 
 def cmd_run(args: argparse.Namespace) -> int:

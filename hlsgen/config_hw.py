@@ -2,11 +2,14 @@
 
     hw:
       top: hlsgen_top          # name of the HLS top function / Verilog top module
+      part: xc7z020clg400-1    # the device: folding fits its budget, `hlsgen synth` reports against it
+      budget: {dsp: 200, lut: 30000, bram36: 100}  # narrows the part's budget (default: all of it, 80 % LUT)
+      target_fps: 0            # > 0: the cheapest folding that meets this rate (default: the fastest that fits)
       pe: 0                    # default output-channel parallelism (0: hlsgen chooses)
       simd: 0                  # default input-channel parallelism (0: hlsgen chooses)
       layers: {conv1: {pe: 8, simd: 3}}
       frames: 4                # test-vector frames written by `hlsgen compile`
-      hls: {enabled: true, part: xc7z020clg400-1, clock_ns: 10.0, ap_ctrl: none}
+      hls: {enabled: true, clock_ns: 10.0, ap_ctrl: none}   # clock_ns: the design clock (also for target_fps)
       rtl: {enabled: true}
 """
 
@@ -18,10 +21,13 @@ from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from hlsgen.errors import HlsgenError
+from hlsgen.hw.parts import find_part
 from hlsgen.identifiers import identifier_problem
 from hlsgen.schema import Where, as_mapping, check_int, check_keys, get_bool, get_enum, get_float, get_int, get_str
 
 AP_CTRL = ("none", "hs")
+DEFAULT_PART = "xc7z020clg400-1"
 # Xilinx part names: xc7z020clg400-1, xczu7ev-ffvc1156-2-e, xcvu9p-flga2104-2l-e
 _PART = re.compile(r"[A-Za-z][A-Za-z0-9]{2,39}(-[A-Za-z0-9]{1,12}){0,4}\Z")
 
@@ -33,9 +39,18 @@ class Parallelism:
 
 
 @dataclass(frozen=True)
+class Budget:
+    """Upper bounds on the resources folding may use; None: the part's own (LUT: 80 % of it)."""
+
+    dsp: int | None = None
+    lut: int | None = None
+    bram36: int | None = None
+
+
+@dataclass(frozen=True)
 class HlsConfig:
     enabled: bool = True
-    part: str = "xc7z020clg400-1"
+    part: str = DEFAULT_PART  # always hw.part (kept here for the HLS scripts)
     clock_ns: float = 10.0
     ap_ctrl: str = "none"
 
@@ -48,6 +63,9 @@ class RtlConfig:
 @dataclass(frozen=True)
 class HwConfig:
     top: str = "hlsgen_top"
+    part: str = DEFAULT_PART
+    budget: Budget = field(default_factory=Budget)
+    target_fps: float = 0.0
     pe: int = 0
     simd: int = 0
     layers: Mapping[str, Parallelism] = field(default_factory=lambda: MappingProxyType({}))
@@ -56,7 +74,8 @@ class HwConfig:
     rtl: RtlConfig = field(default_factory=RtlConfig)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"top": self.top, "pe": self.pe, "simd": self.simd, "frames": self.frames,
+        return {"top": self.top, "part": self.part, "budget": {k: v for k, v in asdict(self.budget).items() if v},
+                "target_fps": self.target_fps, "pe": self.pe, "simd": self.simd, "frames": self.frames,
                 "layers": {k: {a: b for a, b in asdict(v).items() if b is not None} for k, v in self.layers.items()},
                 "hls": asdict(self.hls), "rtl": asdict(self.rtl)}
 
@@ -69,13 +88,25 @@ def parse_hw(section: Any, where: Where) -> HwConfig:
     problem = identifier_problem(top)
     if problem:
         raise where.error(f"{where.key('top')} {top!r} {problem}")
+    hls = _parse_hls(m.get("hls"), where.child("hls"))
+    part = _the_part(m, hls, where)
+    budget = _parse_budget(m.get("budget"), where.child("budget"))
+    if None in (budget.dsp, budget.lut, budget.bram36):
+        try:
+            find_part(part)  # folding and `hlsgen synth` need the budget of a known device
+        except HlsgenError as e:
+            raise where.error(f"{where.key('part')}: {e} (or set all of hw.budget: dsp, lut, bram36)") from None
     return HwConfig(
         top=top,
+        part=part,
+        budget=budget,
+        target_fps=get_float(m, "target_fps", where, d.target_fps, "a rate in frames/s >= 0 (0: fastest)",
+                             lambda x: 0 <= x < 1e9),
         pe=get_int(m, "pe", where, d.pe, 0, 4096),
         simd=get_int(m, "simd", where, d.simd, 0, 4096),
         layers=_parse_layers(m.get("layers"), where.child("layers")),
         frames=get_int(m, "frames", where, d.frames, 1, 1000),
-        hls=_parse_hls(m.get("hls"), where.child("hls")),
+        hls=HlsConfig(hls.enabled, part, hls.clock_ns, hls.ap_ctrl),
         rtl=RtlConfig(enabled=get_bool(_rtl_map(m.get("rtl"), where.child("rtl")), "enabled",
                                        where.child("rtl"), True)),
     )
@@ -85,6 +116,23 @@ def _rtl_map(section: Any, where: Where) -> dict[str, Any]:
     m = as_mapping(section, where)
     check_keys(m, RtlConfig.__dataclass_fields__, where)
     return m
+
+
+def _the_part(m: dict[str, Any], hls: HlsConfig, where: Where) -> str:
+    """hw.part; the older hw.hls.part is accepted as the same setting (both set: they must agree)."""
+    if "part" not in m:
+        return hls.part
+    part = _part(get_str(m, "part", where), where)
+    if hls.part != DEFAULT_PART and hls.part != part:
+        raise where.error(f"{where.key('part')} {part!r} and {where.key('hls')}.part {hls.part!r} differ; "
+                          "set hw.part only")
+    return part
+
+
+def _parse_budget(section: Any, where: Where) -> Budget:
+    m = as_mapping(section, where, "a mapping such as {dsp: 200, lut: 30000, bram36: 100}")
+    check_keys(m, Budget.__dataclass_fields__, where)
+    return Budget(**{k: check_int(v, where.key(k), where, 0, 10_000_000) for k, v in m.items()})
 
 
 def _parse_hls(section: Any, where: Where) -> HlsConfig:

@@ -7,7 +7,10 @@ from typing import Any
 import numpy as np
 
 from hlsgen.api import Compilation, float_reference, host_tail_nodes, run_golden
+from hlsgen.config_hw import HwConfig
 from hlsgen.hw.model import Dataflow
+from hlsgen.hw.parts import family_of
+from hlsgen.hw.resources import layer_resources
 from hlsgen.identifiers import shown
 from hlsgen.ir import Graph, Node
 
@@ -31,24 +34,32 @@ def build_report(c: Compilation, df: Dataflow | None = None) -> dict[str, Any]:
         "notes": [{"kind": n.kind, "node": n.node, "message": n.message} for n in g.notes
                   if n.kind != "bn_floor"],
         "errors": measured_errors(c),
-        "hardware": hardware_summary(df, layers) if df is not None else None,
+        "hardware": hardware_summary(df, layers, c.config.hw) if df is not None else None,
     }
 
 
-def hardware_summary(df: Dataflow, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Cycle model (see hlsgen/hw/dataflow.py); also adds pe/simd/cycles to the layer rows."""
+def hardware_summary(df: Dataflow, rows: list[dict[str, Any]], hw: HwConfig) -> dict[str, Any]:
+    """Cycle model (see hlsgen/hw/dataflow.py), folding and resource estimates (hlsgen/hw/fold.py,
+    resources.py); also adds pe/simd/cycles/resources to the layer rows."""
     by_node = {lay.node: lay for lay in df.layers}
     for row in rows:
         lay = by_node.get(row["name"])
         if lay is not None:
-            row.update(pe=lay.pe, simd=lay.simd, cycles=lay.cycles,
+            est = layer_resources(lay, df.streams[lay.inputs[0]], df.streams[lay.output], family_of(hw.part))
+            row.update(pe=lay.pe, simd=lay.simd, cycles=lay.cycles, resources=est.as_dict(),
                        mac_bound_cycles=-(-lay.macs // (lay.pe * lay.simd)) if lay.macs else None)
     multipliers = sum(lay.pe * lay.simd for lay in df.layers if lay.macs)
     macs = sum(lay.macs for lay in df.layers)
-    return {"top": df.top, "cycles_per_frame": df.cycles_per_frame, "bottleneck": df.bottleneck,
+    f = df.folding
+    return {"top": df.top, "part": hw.part, "clock_ns": hw.hls.clock_ns, "cycles_per_frame": df.cycles_per_frame,
+            "frames_per_second": round(1e9 / (hw.hls.clock_ns * df.cycles_per_frame), 1),
+            "bottleneck": df.bottleneck,
             "multipliers": multipliers, "mac_bound_cycles": -(-macs // multipliers) if multipliers else 0,
             "input_beats_per_frame": df.input.pixels,
+            "folding": None if f is None else {"goal": f.goal, "fits": f.fits, "optimal": f.optimal,
+                                               "budget": f.budget.as_dict(), "estimate": f.total.as_dict()},
             "fifo_depths": {f"{s}->{lay}": d for (s, lay), d in sorted(df.fifo_depth.items())}}
+
 
 
 def layer_row(g: Graph, n: Node) -> dict[str, Any]:
@@ -150,18 +161,37 @@ def render_markdown(r: dict[str, Any]) -> str:
               f"- golden (integer, dequantized) vs float model, max relative per output: "
               f"{', '.join(_num(v) for v in e['golden_vs_float_relative'])}",
               f"- argmax agreement per output: {', '.join(f'{v:.0%}' for v in e['argmax_agreement'])}"]
-    hw = r.get("hardware")
-    if hw:
-        lines += ["", "## Hardware (cycle model)", "",
-                  f"Steady state {hw['cycles_per_frame']:,} cycles per frame "
-                  f"(slowest layer `{_md(hw['bottleneck'])}`); "
-                  f"{hw['multipliers']} multipliers would need {hw['mac_bound_cycles']:,} cycles at 100% use.", "",
-                  "| layer | PE | SIMD | cycles | MAC bound |", "|---|---:|---:|---:|---:|"]
-        lines += [f"| {_md(row['name'])} | {row['pe']} | {row['simd']} | {row['cycles']:,} | "
-                  f"{row['mac_bound_cycles'] or ''} |" for row in r["layers"] if "cycles" in row]
+    if r.get("hardware"):
+        lines += _hardware_md(r)
     if r["notes"]:
         lines += ["", "## Notes", ""] + [f"- [{n['kind']}] `{_md(n['node'])}`: {_md(n['message'])}" for n in r["notes"]]
     return "\n".join(lines) + "\n"
+
+
+def _hardware_md(r: dict[str, Any]) -> list[str]:
+    hw = r["hardware"]
+    f = hw.get("folding") or {}
+    lines = ["", "## Hardware (cycle model and resource estimate)", "",
+             f"Steady state {hw['cycles_per_frame']:,} cycles per frame (slowest layer `{_md(hw['bottleneck'])}`), "
+             f"{hw['frames_per_second']:,} frames/s at {1e3 / hw['clock_ns']:g} MHz; "
+             f"{hw['multipliers']} multipliers would need {hw['mac_bound_cycles']:,} cycles at 100% use."]
+    if f:
+        est, bud = f["estimate"], f["budget"]
+        fit = "fits" if f["fits"] else "does NOT fit"
+        lines += ["", f"Folded for `{_md(hw['part'])}` ({f['goal'].replace('_', ' ')}): the estimate {fit} the budget "
+                  f"— DSP {est['dsp']:,.0f} / {bud['dsp']:,.0f}, LUT {est['lut']:,.0f} / {bud['lut']:,.0f}, "
+                  f"BRAM36 {est['bram36']:,.1f} / {bud['bram36']:,.0f}"
+                  + ("; provably the fastest design of the model." if f["optimal"] else ".")
+                  + " Estimates come from the resource model (docs/hardware.md); `hlsgen synth` measures."]
+    lines += ["", "| layer | PE | SIMD | cycles | MAC bound | DSP | LUT | FF | BRAM36 |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for row in r["layers"]:
+        if "cycles" in row:
+            e = row["resources"]
+            lines.append(f"| {_md(row['name'])} | {row['pe']} | {row['simd']} | {row['cycles']:,} | "
+                         f"{row['mac_bound_cycles'] or ''} | {e['dsp']:.0f} | {e['lut']:,.0f} | {e['ff']:,.0f} | "
+                         f"{e['bram36']:g} |")
+    return lines
 
 
 def _roundings(r: dict[str, Any]) -> list[str]:

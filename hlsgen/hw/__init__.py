@@ -6,9 +6,6 @@
     fifo.py      FIFO depths of the stream edges (deadlock-free joins)
     packing.py   weight ROM words and per-channel tables, in the order the hardware reads them
     parts.py     FPGA parts and their resource budgets
+    resources.py per-layer resource model (DSP, LUT, FF, BRAM), calibrated against `hlsgen synth`
+    fold.py      folding to the device: every layer's PE/SIMD within the part's budget
 """
-
-from hlsgen.hw.dataflow import build_dataflow
-from hlsgen.hw.model import Dataflow, Layer, Stream
-
-__all__ = ["Dataflow", "Layer", "Stream", "build_dataflow"]

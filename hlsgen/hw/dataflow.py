@@ -6,7 +6,7 @@ bits). Layout ops (Reshape, Transpose) cost nothing: they only change which IR e
 position holds (`Stream.order`), which a Gemm absorbs by permuting its weight columns.
 
 Folding: a conv layer computes PE output channels at a time, each from SIMD input channels per cycle
-(defaults balance the layers: see `build_dataflow`);
+(hlsgen/hw/fold.py picks them for the device's budget);
     conv   cycles = out_pixels · ceil(Cout/PE) · Kh·Kw · ceil(Cin_per_group/SIMD)
     dwconv cycles = out_pixels · ceil(C/PE) · Kh·Kw
     gemm   cycles = ceil(Nout/PE) · in_pixels · ceil(Cin/SIMD)
@@ -26,21 +26,18 @@ from hlsgen.backends.names import Namer
 from hlsgen.config_hw import HwConfig
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.fifo import fifo_depths
+from hlsgen.hw.fold import Choice, Folding, choose_folding
 from hlsgen.hw.lower import lower_node
 from hlsgen.hw.model import Dataflow, Layer, Stream, canonical_order
+from hlsgen.hw.parts import family_of
+from hlsgen.hw.resources import glue_resources, layer_resources
 from hlsgen.ir import Graph, Node
 
 LAYOUT_OPS = ("Reshape", "Transpose")
 
 
 def build_dataflow(graph: Graph, hw: HwConfig) -> Dataflow:
-    """Two rounds: the most parallel default folds give the slowest layer's cycles T; then every
-    layer whose folds hlsgen chooses takes the fewest multipliers that still meet T (balanced)."""
-    fastest = _build(graph, hw, None)
-    return _build(graph, hw, fastest.cycles_per_frame)
-
-
-def _build(graph: Graph, hw: HwConfig, target: int | None) -> Dataflow:
+    """Lower every hardware node in each folding it may take, then fold to the device (fold.py)."""
     namer = Namer()
     tail = host_tail_nodes(graph)
     quant_in = next(n for n in graph.nodes if n.op == "QuantizeInput")
@@ -48,7 +45,7 @@ def _build(graph: Graph, hw: HwConfig, target: int | None) -> Dataflow:
     streams: dict[str, Stream] = {}
     first = input_stream(graph, quant_in.outputs[0], namer)
     streams[first.tensor] = first
-    layers: list[Layer] = []
+    options: list[list[Layer]] = []
     for n in graph.nodes:
         if n.op in ("QuantizeInput", "DequantizeOutput") or n.name in tail or n.name in host_head:
             continue
@@ -59,21 +56,34 @@ def _build(graph: Graph, hw: HwConfig, target: int | None) -> Dataflow:
             streams[n.outputs[0]] = relayout(graph, n, ins[0])
             continue
         if n.op in _CANONICAL_INPUT or (n.op == "QRequant" and len(n.attr("mult")) > 1):
-            ins = [_canonical(graph, s, namer, layers, streams) for s in ins]
-        layer, out = lower_node(graph, n, ins, hw, namer, target)
+            ins = [_canonical(graph, s, namer, options, streams) for s in ins]
+        forms, out = lower_node(graph, n, ins, hw, namer)
         streams[out.tensor] = out
-        layers.append(layer)
+        options.append(forms)
     outs = tuple(streams[n.inputs[0]] for n in graph.nodes if n.op == "DequantizeOutput")
     by_name = {s.name: s for s in streams.values()}
-    depths = fifo_depths(layers, by_name)
-    return Dataflow(graph.name, hw.top, first, outs, by_name, tuple(layers), depths)
+    depths = fifo_depths([forms[0] for forms in options], by_name)
+    folding = fold(options, by_name, depths, first.pixels, hw)
+    layers = tuple(forms[i] for forms, i in zip(options, folding.picks, strict=True))
+    return Dataflow(graph.name, hw.top, first, outs, by_name, layers, depths, folding)
+
+
+def fold(options: list[list[Layer]], by_name: dict[str, Stream], depths: dict[tuple[str, str], int], floor: int,
+         hw: HwConfig) -> Folding:
+    """Every layer's folding for the device (hlsgen/hw/fold.py), costed by the resource model."""
+    family = family_of(hw.part)
+    choices = [[Choice(i, lay.cycles, layer_resources(lay, by_name[lay.inputs[0]], by_name[lay.output], family))
+                for i, lay in enumerate(forms)] for forms in options]
+    glue = glue_resources(depths, {s.name: s.channels * s.bits for s in by_name.values()})
+    return choose_folding(choices, glue, floor, hw)
 
 
 _HARDWARE = ("QConv", "QGemm", "QAdd", "QMaxPool", "QAvgPool", "QRequant", "QLut", "Reshape", "Transpose")
 _CANONICAL_INPUT = ("QConv", "QMaxPool", "QAvgPool")  # read pixels in raster order, channels innermost
 
 
-def _canonical(graph: Graph, s: Stream, namer: Namer, layers: list[Layer], streams: dict[str, Stream]) -> Stream:
+def _canonical(graph: Graph, s: Stream, namer: Namer, options: list[list[Layer]],
+               streams: dict[str, Stream]) -> Stream:
     """`s` itself when it arrives in the canonical order, else the output of a reorder layer (a frame
     buffer written in arrival order and read in canonical order) inserted in front of the reader:
     a Transpose/Reshape mid-network that the stream order cannot absorb (docs/rtl.md, Reorder)."""
@@ -88,8 +98,8 @@ def _canonical(graph: Graph, s: Stream, namer: Namer, layers: list[Layer], strea
     params = {"in_pixels": s.pixels, "in_c": s.channels, "out_pixels": out.pixels, "out_c": c,
               "elements": int(perm.size), "in_bits": s.bits, "in_signed": s.signed, "out_bits": s.bits,
               "out_signed": s.signed}
-    layers.append(Layer(namer(f"layer_reorder_{s.tensor}"), f"{s.tensor}.reorder", "reorder", (s.name,), out.name,
-                        1, 1, params, {"perm": perm}, s.pixels + int(perm.size), 0))
+    options.append([Layer(namer(f"layer_reorder_{s.tensor}"), f"{s.tensor}.reorder", "reorder", (s.name,),
+                          out.name, 1, 1, params, {"perm": perm}, s.pixels + int(perm.size), 0)])
     streams[s.tensor] = out
     return out
 

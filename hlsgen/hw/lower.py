@@ -21,9 +21,8 @@ EPILOGUE_ARRAYS = ("mult", "shift", "mult_neg", "mid_mult", "mid_mult_neg", "mid
 WINDOW_KINDS = ("conv", "dwconv", "maxpool", "avgpool")
 
 
-def lower_node(graph: Graph, n: Node, ins: list[Stream], hw: HwConfig, namer: Namer,
-               target: int | None) -> tuple[Layer, Stream]:
-    """The layer for node `n`; with `target`, hlsgen-chosen folds are the cheapest meeting it."""
+def lower_node(graph: Graph, n: Node, ins: list[Stream], hw: HwConfig, namer: Namer) -> tuple[list[Layer], Stream]:
+    """The layer for node `n` in every folding it may take (hlsgen/hw/fold.py picks one), and its output."""
     out = output_stream(graph, n, ins[0], namer)
     kind, params, arrays, macs = LOWER[n.op](graph, n, ins, out)
     params = {**params, "in_bits": ins[0].bits, "in_signed": ins[0].signed, "out_bits": out.bits,
@@ -32,10 +31,7 @@ def lower_node(graph: Graph, n: Node, ins: list[Stream], hw: HwConfig, namer: Na
                   params, arrays, 0, macs)
     options = [_with_cycles(_folded(layer, pe, simd), ins[0], out)
                for pe, simd in parallelism_options(kind, n.name, params, hw)]
-    if target is None:
-        return options[-1], out
-    meeting = [lay for lay in options if lay.cycles <= target] or options[-1:]
-    return min(meeting, key=lambda lay: (lay.pe * lay.simd, lay.cycles)), out
+    return options, out
 
 
 def _folded(layer: Layer, pe: int, simd: int) -> Layer:
@@ -146,26 +142,27 @@ FOLDED_LANES = ("avgpool", "add", "requant")  # PE = requant lanes, channels per
 
 
 def parallelism_options(kind: str, node: str, params: dict[str, Any], hw: HwConfig) -> list[tuple[int, int]]:
-    """Candidate (PE, SIMD) pairs, the most parallel default last. A value set in `hw.layers` or as
-    the `hw` default is the only choice for that dimension; otherwise divisors of the channel counts
-    up to PE 4 (dwconv 8) output channels and SIMD 8 input channels. Average pools, adds and
-    requants fold their channels over PE requant lanes (default: all channels in parallel)."""
+    """Candidate (PE, SIMD) pairs, fewest multipliers first: the divisors of the output channels (PE)
+    and of the input channels per group (SIMD). A value set in `hw.layers` or as the `hw` default is
+    the only choice for that dimension. Average pools, adds and requants fold their channels over
+    PE requant lanes (SIMD 1; only `hw.layers` sets their PE); other layers have one form."""
     over = hw.layers.get(node)
+    pe_set = (over.pe if over and over.pe else None) or hw.pe
+    simd_set = (over.simd if over and over.simd else None) or hw.simd
     if kind in FOLDED_LANES:
         c = params["in_c"] if kind == "avgpool" else params["channels"]
-        return [(min(over.pe, c), 1)] if over and over.pe else [(c, 1)]
+        lanes = over.pe if over and over.pe else None  # hw.pe/simd are for matrix-vector layers
+        return [(min(lanes, c), 1)] if lanes else [(d, 1) for d in _divisors(c)]
     if kind not in ("conv", "dwconv", "gemm"):
         return [(1, 1)]
     cin = params["in_c"] // params.get("group", 1)
-    pe_set = (over.pe if over and over.pe else None) or hw.pe
-    simd_set = (over.simd if over and over.simd else None) or hw.simd
-    pes = [min(pe_set, params["out_c"])] if pe_set else _divisors(params["out_c"], 8 if kind == "dwconv" else 4)
-    simds = [1] if kind == "dwconv" else ([min(simd_set, cin)] if simd_set else _divisors(cin, 8))
+    pes = [min(pe_set, params["out_c"])] if pe_set else _divisors(params["out_c"])
+    simds = [1] if kind == "dwconv" else ([min(simd_set, cin)] if simd_set else _divisors(cin))
     return sorted(((p, s) for p in pes for s in simds), key=lambda ps: (ps[0] * ps[1], ps))
 
 
-def _divisors(n: int, limit: int) -> list[int]:
-    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
 
 
 def _with_cycles(layer: Layer, x: Stream, out: Stream) -> Layer:

@@ -11,9 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from hlsgen.hw.fold import Folding
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,6 +61,7 @@ class Dataflow:
     streams: Mapping[str, Stream]
     layers: tuple[Layer, ...]
     fifo_depth: Mapping[tuple[str, str], int]  # (stream, consumer layer) -> depth in beats
+    folding: Folding | None = None  # how the layers' PE/SIMD were chosen (hlsgen/hw/fold.py)
 
     @property
     def cycles_per_frame(self) -> int:

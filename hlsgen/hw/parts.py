@@ -1,7 +1,8 @@
 """FPGA parts that hlsgen knows: their resource budgets and the Yosys synth_xilinx family.
 
 Figures are the device totals from the Xilinx product tables (7-series DS180, Zynq-7000 DS190,
-Zynq UltraScale+ DS891). A part name is matched on its device prefix: xc7z020clg400-1 is an
+Zynq UltraScale+ DS891,
+Virtex UltraScale+ DS923, Alveo data sheets). A part name is matched on its device prefix: xc7z020clg400-1 is an
 xc7z020. UltraScale+ parts have DSP48E2 slices and are synthesized with Yosys's `xcup` family.
 """
 
@@ -37,13 +38,27 @@ PARTS = {p.device: p for p in (
     Part("xc7a100t", "xc7", dsp=240, lut=63_400, lutram=19_000, ff=126_800, bram36=135),
     Part("xczu3eg", "xcup", dsp=360, lut=70_560, lutram=28_800, ff=141_120, bram36=216),
     Part("xczu7ev", "xcup", dsp=1_728, lut=230_400, lutram=101_760, ff=460_800, bram36=312),
+    Part("xcvu9p", "xcup", dsp=6_840, lut=1_182_240, lutram=591_840, ff=2_364_480, bram36=2_160),
+    Part("xcu50", "xcup", dsp=5_952, lut=872_000, lutram=403_000, ff=1_743_000, bram36=1_344),
+    Part("xcu250", "xcup", dsp=12_288, lut=1_728_000, lutram=791_040, ff=3_456_000, bram36=2_688),
 )}
 
 
-def find_part(name: str) -> Part:
-    """The known part whose device prefix starts `name` (case-insensitive), or a one-line error."""
+def known_part(name: str) -> Part | None:
+    """The known part whose device prefix starts `name` (case-insensitive)."""
     low = name.lower()
-    for device in sorted(PARTS, key=len, reverse=True):
-        if low.startswith(device):
-            return PARTS[device]
+    return next((PARTS[d] for d in sorted(PARTS, key=len, reverse=True) if low.startswith(d)), None)
+
+
+def family_of(name: str) -> str:
+    """Yosys synth_xilinx family of a part; 7-series for parts hlsgen does not know."""
+    part = known_part(name)
+    return part.family if part else "xc7"
+
+
+def find_part(name: str) -> Part:
+    """The known part of `name`, or a one-line error."""
+    part = known_part(name)
+    if part:
+        return part
     raise HlsgenError(f"part {name!r} is not one hlsgen knows; known devices: {', '.join(sorted(PARTS))}")

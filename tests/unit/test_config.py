@@ -189,6 +189,23 @@ def test_real_part_names_pass(tmp_path: Path, part: str) -> None:
     assert load_config(write(tmp_path, f"hw: {{hls: {{part: {part}}}}}\n")).hw.hls.part == part
 
 
+def test_hw_part_is_the_device_for_folding_and_the_hls_scripts(tmp_path: Path) -> None:
+    hw = load_config(write(tmp_path, "hw: {part: xc7a35tcpg236-1}\n")).hw
+    assert hw.part == hw.hls.part == "xc7a35tcpg236-1"
+    assert load_config(write(tmp_path, "hw: {hls: {part: xczu3eg-sbva484-1-e}}\n")).hw.part == "xczu3eg-sbva484-1-e"
+    assert "differ" in error_of(tmp_path, "hw: {part: xc7a35tcpg236-1, hls: {part: xczu3eg-sbva484-1-e}}\n")
+    assert "known devices" in error_of(tmp_path, "hw: {part: xc7k325tffg900-2}\n")
+    unknown = "hw: {part: xc7k325tffg900-2, budget: {dsp: 840, lut: 203800, bram36: 445}}\n"
+    assert load_config(write(tmp_path, unknown)).hw.budget.dsp == 840  # a full budget makes any part usable
+
+
+def test_hw_budget_and_target_fps_are_checked(tmp_path: Path) -> None:
+    assert "hw.budget.dsp" in error_of(tmp_path, "hw: {budget: {dsp: -1}}\n")
+    assert "hw.budget" in error_of(tmp_path, "hw: {budget: {dsps: 10}}\n")
+    assert "hw.target_fps" in error_of(tmp_path, "hw: {target_fps: fast}\n")
+    assert load_config(write(tmp_path, "hw: {target_fps: 2500}\n")).hw.target_fps == 2500
+
+
 def test_quant_input_forms(tmp_path: Path) -> None:
     fixed = load_config(write(tmp_path, "quant: {input: {bits: 8, signed: true, scale: 0.0078125, zero_point: 0}}\n"))
     assert fixed.quant.input is not None and fixed.quant.input.scale == 0.0078125

@@ -1,0 +1,178 @@
+"""The resource model (hlsgen/hw/resources.py) next to Yosys synthesis, per layer; and its fit.
+
+    python benchmarks/resource_model.py [--only NAME] [--out DIR] [-j N] [--fit]
+
+Compiles a set of designs (the examples, the MLPerf Tiny models, test nets at several foldings),
+synthesizes each per layer with `hlsgen synth` (cached, so a second run is quick), and prints for
+every layer the model's DSP / LUT / FF / BRAM36 beside Yosys's, then per resource the share of
+layers within the issue's tolerance (DSP and BRAM 15 %, LUT 25 %; differences of at most 1 DSP,
+0.5 BRAM36 or 50 LUT count as within) and the design totals. `--fit` refits the LUT and FF
+coefficients by non-negative least squares on every layer and prints them for resources.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
+
+from hlsgen import compile_model  # noqa: E402
+from hlsgen.api import Compilation  # noqa: E402
+from hlsgen.config import config_from_dict  # noqa: E402
+from hlsgen.hw.dataflow import build_dataflow  # noqa: E402
+from hlsgen.hw.model import Dataflow  # noqa: E402
+from hlsgen.hw.resources import LUT_COEF, features, layer_resources, structural_part  # noqa: E402
+from hlsgen.hw.synth import synthesize  # noqa: E402
+from hlsgen.output import write_compilation  # noqa: E402
+
+TOLERANCE = {"dsp": (0.15, 1.0), "bram36": (0.15, 0.5), "lut": (0.25, 50.0), "ff": (0.25, 50.0)}
+SYNTH_KEY = {"dsp": "dsp", "lut": "lut", "ff": "ff", "bram36": "bram36_eq"}
+
+
+def _example(name: str, config: str | None = None) -> Callable[[Path], Compilation]:
+    def build(_: Path) -> Compilation:
+        ex = ROOT / "examples" / name
+        calib = ex / "calib.npy"
+        return compile_model(ex / "model.onnx", ex / config if config else None, calib if calib.exists() else None)
+    return build
+
+
+def _mlperf(name: str) -> Callable[[Path], Compilation]:
+    def build(work: Path) -> Compilation:
+        import mlperf_models
+        model, calib = getattr(mlperf_models, name)(work / "models")
+        return compile_model(model, None, calib)
+    return build
+
+
+def _zoo(name: str, hw: dict[str, object]) -> Callable[[Path], Compilation]:
+    def build(_: Path) -> Compilation:
+        import model_zoo
+
+        from hlsgen.frontend import from_onnx_model
+        m = getattr(model_zoo, name)()
+        return compile_model(from_onnx_model(m, name), config_from_dict({"hw": hw}, name),
+                             model_zoo.random_inputs(m, 8, seed=1))
+    return build
+
+
+DESIGNS: dict[str, Callable[[Path], Compilation]] = {
+    "resnet_cifar": _example("resnet_cifar", "config.yaml"),
+    "qdq_cnn": _example("qdq_cnn"),
+    "resnet8": _mlperf("resnet8"),
+    "dscnn": _mlperf("dscnn"),
+    "fc_ae": _mlperf("fc_ae"),
+    "resnet_tiny_slow": _zoo("resnet_tiny", {"budget": {"dsp": 30}}),
+    "resnet_tiny": _zoo("resnet_tiny", {}),
+}
+
+
+def measure(name: str, work: Path, jobs: int) -> tuple[Dataflow, dict[str, dict[str, float]]]:
+    c = DESIGNS[name](work)
+    out = work / name
+    write_compilation(c, out)
+    df = build_dataflow(c.graph, c.config.hw)
+    synth = synthesize(out, jobs=jobs)
+    measured = {r["name"]: r["resources"] for r in synth["layers"] if r["status"] == "ok"}
+    measured["glue"] = synth["glue"]["resources"]
+    return df, measured
+
+
+def _within(kind: str, model: float, synth: float) -> bool:
+    rel, floor = TOLERANCE[kind]
+    return abs(model - synth) <= max(rel * synth, floor)
+
+
+def report(results: dict[str, tuple[Dataflow, dict[str, dict[str, float]]]]) -> dict[str, object]:
+    print(f"{'design':16s} {'layer':34s} {'kind':8s} {'PE':>4s} {'SIMD':>4s} | "
+          + " | ".join(f"{k.upper():>15s}" for k in TOLERANCE))
+    hits = {k: 0 for k in TOLERANCE}
+    count = 0
+    rows = []
+    for design, (df, measured) in results.items():
+        for lay in df.layers:
+            if lay.name not in measured:
+                continue
+            est = layer_resources(lay, df.streams[lay.inputs[0]], df.streams[lay.output]).as_dict()
+            got = {k: float(measured[lay.name][SYNTH_KEY[k]]) for k in TOLERANCE}
+            marks = {k: _within(k, est[k], got[k]) for k in TOLERANCE}
+            count += 1
+            for k in TOLERANCE:
+                hits[k] += marks[k]
+            cells = " | ".join(f"{est[k]:7.0f} {got[k]:7.0f}{' ' if marks[k] else '*'}" for k in TOLERANCE)
+            print(f"{design:16s} {lay.name[:34]:34s} {lay.kind:8s} {lay.pe:4d} {lay.simd:4d} | {cells}")
+            rows.append({"design": design, "layer": lay.name, "kind": lay.kind, "pe": lay.pe, "simd": lay.simd,
+                         "model": est, "synth": got})
+    print("(model synth; * = outside tolerance)")
+    share = {k: round(hits[k] / max(count, 1), 3) for k in TOLERANCE}
+    print("within tolerance: " + ", ".join(f"{k} {hits[k]}/{count}" for k in TOLERANCE))
+    return {"rows": rows, "within": share, "layers": count}
+
+
+def _nnls(a: np.ndarray, b: np.ndarray, iters: int = 2000) -> np.ndarray:
+    """Non-negative least squares by Lawson-Hanson's active set (small problems)."""
+    n = a.shape[1]
+    x = np.zeros(n)
+    passive = np.zeros(n, bool)
+    for _ in range(iters):
+        w = a.T @ (b - a @ x)
+        if passive.all() or np.max(np.where(passive, -np.inf, w)) <= 1e-9:
+            break
+        passive[int(np.argmax(np.where(passive, -np.inf, w)))] = True
+        while True:
+            z = np.zeros(n)
+            z[passive] = np.linalg.lstsq(a[:, passive], b, rcond=None)[0]
+            if np.all(z[passive] > 0):
+                x = z
+                break
+            neg = passive & (z <= 0)
+            alpha = np.min(x[neg] / (x[neg] - z[neg]))
+            x = x + alpha * (z - x)
+            passive &= x > 1e-12
+    return x
+
+
+def fit(results: dict[str, tuple[Dataflow, dict[str, dict[str, float]]]]) -> None:
+    """Refit LUT_COEF and FF_COEF: synthesis minus the structural part (DSP, memories), per layer."""
+    keys = list(LUT_COEF)
+    feats, luts, ffs = [], [], []
+    for df, measured in results.values():
+        for lay in df.layers:
+            if lay.name not in measured:
+                continue
+            x, out = df.streams[lay.inputs[0]], df.streams[lay.output]
+            f = features(lay, x, out)
+            fixed = structural_part(lay, x, out)
+            feats.append([f[k] for k in keys])
+            luts.append(measured[lay.name]["lut"] - fixed.lut)
+            ffs.append(measured[lay.name]["ff"] - fixed.ff)
+    a = np.array(feats)
+    for label, target in (("LUT_COEF", luts), ("FF_COEF", ffs)):
+        coef = _nnls(a, np.array(target, dtype=float))
+        print(f"{label} = {{" + ", ".join(f'"{k}": {v:.3g}' for k, v in zip(keys, coef, strict=True)) + "}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", action="append", choices=sorted(DESIGNS))
+    ap.add_argument("--out", type=Path, default=ROOT / "build" / "resource_model")
+    ap.add_argument("-j", type=int, default=2)
+    ap.add_argument("--fit", action="store_true")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    results = {name: measure(name, args.out, args.j) for name in (args.only or DESIGNS)}
+    summary = report(results)
+    (args.out / "resource_model.json").write_text(json.dumps(summary, indent=1) + "\n")
+    if args.fit:
+        fit(results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Folding to the device: every layer's (PE, SIMD) chosen for the part's budget.
+
+The dataflow's steady-state cycles per frame are T = max(input beats, slowest layer's cycles); its
+resources are the sum over layers (resource model, hlsgen/hw/resources.py) plus the FIFO glue.
+Each layer offers a list of foldings (hlsgen/hw/lower.py `parallelism_options`). Two goals:
+
+- fastest (default): the smallest T whose cheapest design fits the budget. For a candidate T every
+  layer independently takes its cheapest folding with cycles <= T (layers only interact through the
+  budget and through T), so the search walks the distinct cycle counts of all foldings upwards and
+  stops at the first T that fits. "Cheapest" is a weighted sum of budget fractions; a few weightings
+  are tried per T (balanced, and each resource first) before T is rejected.
+- `hw.target_fps`: T = floor(clock / fps); every layer takes its cheapest folding meeting T.
+
+Optimality: for a given T the choices are independent per layer, so when each layer's pick is no
+larger in every resource than any other folding meeting T (a componentwise-minimal folding exists),
+the design is the cheapest at T in every resource, and the first feasible T is the optimum of the
+model. `Folding.optimal` records whether that certificate held for every layer; otherwise the
+result is the best of the weightings tried (a multi-resource knapsack; docs/hardware.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from hlsgen.config_hw import HwConfig
+from hlsgen.errors import HlsgenError
+from hlsgen.hw.parts import find_part
+from hlsgen.hw.resources import Resources
+
+LUT_SHARE = 0.8  # of the part's LUTs: leave room for routing and the shell
+RESOURCES = ("dsp", "lut", "bram36")
+
+
+@dataclass(frozen=True)
+class Budget:
+    dsp: float
+    lut: float
+    bram36: float
+
+    def fits(self, r: Resources) -> bool:
+        return all(getattr(r, k) <= getattr(self, k) for k in RESOURCES)
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: getattr(self, k) for k in RESOURCES}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One layer's folding: its index among the layer's options, cycles and resources."""
+
+    index: int
+    cycles: int
+    cost: Resources
+
+
+@dataclass(frozen=True)
+class Folding:
+    picks: tuple[int, ...]  # option index per layer
+    cycles: int
+    total: Resources
+    budget: Budget
+    fits: bool
+    optimal: bool  # the componentwise-minimal certificate held for every layer
+    goal: str  # "fastest" | "target_fps"
+
+
+def budget_of(hw: HwConfig) -> Budget:
+    """hw.budget where set, else the part's (LUT: LUT_SHARE of it)."""
+    b = hw.budget
+    if None not in (b.dsp, b.lut, b.bram36):
+        return Budget(float(b.dsp or 0), float(b.lut or 0), float(b.bram36 or 0))
+    part = find_part(hw.part)
+    return Budget(float(part.dsp if b.dsp is None else min(b.dsp, part.dsp)),
+                  float(math.floor(part.lut * LUT_SHARE) if b.lut is None else min(b.lut, part.lut)),
+                  float(part.bram36 if b.bram36 is None else min(b.bram36, part.bram36)))
+
+
+def choose_folding(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int, hw: HwConfig) -> Folding:
+    """Pick one option per layer (see the module docstring). `fixed`: resources that do not depend
+    on folding (FIFOs); `floor`: cycles no folding can beat (the input stream)."""
+    budget = budget_of(hw)
+    if hw.target_fps:
+        target = math.floor(1e9 / (hw.hls.clock_ns * hw.target_fps))
+        return _at_target(options, fixed, floor, budget, target)
+    lowest = max([floor] + [min(c.cycles for c in opts) for opts in options])
+    candidates = sorted({c.cycles for opts in options for c in opts if c.cycles >= lowest} | {lowest})
+    for t in candidates:
+        for weigh in _weightings(budget):
+            picks = [_cheapest(opts, t, weigh) for opts in options]
+            total = _total(picks, fixed)
+            if budget.fits(total):
+                return _folding(options, picks, t, total, budget, True, "fastest", floor)
+    picks = [_cheapest(opts, candidates[-1], _weightings(budget)[0]) for opts in options]
+    return _folding(options, picks, candidates[-1], _total(picks, fixed), budget, False, "fastest", floor)
+
+
+def _at_target(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int, budget: Budget,
+               target: int) -> Folding:
+    if target < floor:
+        raise HlsgenError(f"hw.target_fps needs {target} cycles per frame, but the input stream alone takes "
+                          f"{floor} (one pixel per cycle)")
+    for opts in options:
+        if min(c.cycles for c in opts) > target:
+            raise HlsgenError(f"hw.target_fps needs {target} cycles per frame; a layer needs at least "
+                              f"{min(c.cycles for c in opts)} at its most parallel folding")
+    for weigh in _weightings(budget):
+        picks = [_cheapest(opts, target, weigh) for opts in options]
+        total = _total(picks, fixed)
+        if budget.fits(total):
+            return _folding(options, picks, target, total, budget, True, "target_fps", floor)
+    total = _total([_cheapest(opts, target, _weightings(budget)[0]) for opts in options], fixed)
+    need = ", ".join(f"{k} {getattr(total, k):,.0f} of {getattr(budget, k):,.0f}" for k in RESOURCES)
+    raise HlsgenError(f"hw.target_fps: the cheapest design meeting {target} cycles per frame does not fit the "
+                      f"budget ({need})")
+
+
+Weigh = Callable[[Resources], tuple[float, ...]]
+
+
+def _weightings(budget: Budget) -> list[Weigh]:
+    """Cost orders tried at each T: the sum of budget fractions, then each resource first."""
+    def frac(r: Resources, k: str) -> float:
+        limit = getattr(budget, k)
+        return getattr(r, k) / limit if limit else (math.inf if getattr(r, k) else 0.0)
+
+    def balanced(r: Resources) -> tuple[float, ...]:
+        return (sum(frac(r, k) for k in RESOURCES), r.ff)
+
+    def first(k: str) -> Weigh:
+        return lambda r: (frac(r, k), sum(frac(r, j) for j in RESOURCES))
+
+    return [balanced, *(first(k) for k in RESOURCES)]
+
+
+def _cheapest(opts: Sequence[Choice], t: int, weigh: Weigh) -> Choice:
+    meeting = [c for c in opts if c.cycles <= t] or [min(opts, key=lambda c: c.cycles)]
+    return min(meeting, key=lambda c: (weigh(c.cost), c.cycles, c.index))
+
+
+def _total(picks: Sequence[Choice], fixed: Resources) -> Resources:
+    total = fixed
+    for c in picks:
+        total = total + c.cost
+    return total
+
+
+def _minimal(pick: Choice, opts: Sequence[Choice], t: int) -> bool:
+    """No folding meeting t is cheaper than `pick` in any resource."""
+    return all(getattr(pick.cost, k) <= getattr(c.cost, k) for c in opts if c.cycles <= t for k in RESOURCES)
+
+
+def _folding(options: Sequence[Sequence[Choice]], picks: list[Choice], t: int, total: Resources, budget: Budget,
+             fits: bool, goal: str, floor: int) -> Folding:
+    cycles = max([floor] + [c.cycles for c in picks])
+    optimal = fits and all(_minimal(p, opts, t) for p, opts in zip(picks, options, strict=True))
+    return Folding(tuple(c.index for c in picks), cycles, total, budget, fits and budget.fits(total), optimal, goal)

@@ -1,0 +1,212 @@
+"""Per-layer resource model: DSP, LUT, FF and BRAM of a layer's hardware for a given folding.
+
+Folding (hlsgen/hw/fold.py) needs the cost of every candidate (PE, SIMD) of every layer before any
+Verilog exists, so the cost is estimated from the layer's structure:
+
+- DSP slices are counted structurally, with the rules Yosys's synth_xilinx applies: a product whose
+  result is at least 9 bits and whose operands fit 25x18 (DSP48E1; 27x18 DSP48E2) takes one slice,
+  wider ones are split into ceil((a-1)/24)·ceil((b-1)/17) slices; two 8-bit x 8-bit products that
+  share an activation are packed into one slice (docs/rtl.md); weights of 4 bits or less multiply
+  in LUTs.
+- Block RAM is counted structurally too: a memory deeper than LUTRAM_MAX_DEPTH words becomes RAMB18
+  halves in the cheapest aspect ratio (512x36 ... 16384x1); shallower ones become LUTRAM.
+- LUTs and flip-flops are linear in a few structural features of each unit (adder bits of the
+  multiply-accumulate, requant units, window buffer bits, ...), with coefficients fitted against
+  `hlsgen synth` (benchmarks/resource_model.py fits them and prints the model next to synthesis).
+
+Every estimate is a `Resources`; `layer_resources(layer, x, out)` is the one entry point, and the
+glue (FIFOs and forks between layers) is `glue_resources(df)`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+from hlsgen.hw.model import Layer, Stream
+from hlsgen.hw.packing import MVU_KINDS, mvu_shape
+from hlsgen.numerics import signed_bits_for
+
+LUTRAM_MAX_DEPTH = 64  # memories up to this many words are LUTRAM/registers, deeper ones block RAM
+BRAM18_SHAPES = ((16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36))  # depth x width
+PACKED_MAX_BITS = 8  # weights and activations up to 8 bits: two products per DSP slice
+LUT_MULT_MAX_WEIGHT_BITS = 4  # weights this narrow multiply in LUTs
+
+
+@dataclass(frozen=True)
+class Resources:
+    dsp: float = 0.0
+    lut: float = 0.0
+    ff: float = 0.0
+    bram36: float = 0.0  # block RAMs in 36 Kb units (a RAMB18 counts 0.5)
+    lutram: float = 0.0  # LUTs used as memory (also counted in lut)
+
+    def __add__(self, other: Resources) -> Resources:
+        return Resources(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
+    def as_dict(self) -> dict[str, float]:
+        return {f.name: round(getattr(self, f.name), 1) for f in fields(self)}
+
+
+NONE = Resources()
+
+
+# ---- structural counts ---------------------------------------------------------------------------
+def dsp_slices(a_bits: int, b_bits: int, family: str = "xc7") -> int:
+    """DSP slices of one signed a x b product under Yosys's mapping (0: it stays in LUTs)."""
+    a, b = max(a_bits, b_bits), min(a_bits, b_bits)
+    if a + b < 9 or b < 2:
+        return 0
+    max_a = 27 if family == "xcup" else 25
+    return math.ceil((a - 1) / (max_a - 1)) * math.ceil((b - 1) / 17)
+
+
+def bram18(depth: int, width: int) -> int:
+    """RAMB18 halves for a depth x width memory in its cheapest aspect ratio (0 when LUTRAM)."""
+    if depth <= LUTRAM_MAX_DEPTH or width == 0:
+        return 0
+    return min(math.ceil(depth / d) * math.ceil(width / w) for d, w in BRAM18_SHAPES)
+
+
+def lutram_luts(depth: int, width: int) -> int:
+    """LUTs of a depth x width distributed memory with one write and one read port (RAM64M: 3 bits)."""
+    if depth <= 2:
+        return 0  # registers
+    return math.ceil(width / 3) * 4 * math.ceil(depth / 64)
+
+
+def memory(depth: int, width: int) -> Resources:
+    halves = bram18(depth, width)
+    if halves:
+        return Resources(bram36=halves / 2)
+    luts = lutram_luts(depth, width)
+    return Resources(lut=luts, lutram=luts, ff=width if depth <= 2 else 0)
+
+
+# ---- fitted coefficients (benchmarks/resource_model.py --fit) --------------------------------------
+# LUT and FF per feature. Features: see `_features`.
+LUT_COEF = {"base": 40.0, "add_bits": 1.0, "acc_bits": 1.1, "mux_bits": 1.0, "rq": 60.0, "rq_bits": 1.5,
+            "lut_mult": 1.0, "window": 60.0, "lane_bits": 1.2}
+FF_COEF = {"base": 30.0, "add_bits": 1.0, "acc_bits": 1.0, "mux_bits": 0.0, "rq": 20.0, "rq_bits": 2.0,
+           "lut_mult": 0.3, "window": 40.0, "lane_bits": 1.0}
+
+
+def layer_resources(layer: Layer, x: Stream, out: Stream, family: str = "xc7") -> Resources:
+    """The estimated resources of one layer's unit (and its window generator) at its folding."""
+    return fitted_part(layer, x, out) + structural_part(layer, x, out, family)
+
+
+def fitted_part(layer: Layer, x: Stream, out: Stream) -> Resources:
+    """Logic LUTs and flip-flops: linear in the layer's structural features."""
+    feats = features(layer, x, out)
+    return Resources(lut=sum(LUT_COEF[k] * v for k, v in feats.items()),
+                     ff=sum(FF_COEF[k] * v for k, v in feats.items()))
+
+
+def structural_part(layer: Layer, x: Stream, out: Stream, family: str = "xc7") -> Resources:
+    """DSP slices and memories (BRAM, LUTRAM, register files), counted from the structure."""
+    return _dsp(layer, x, out, family) + _memories(layer, x, out)
+
+
+def glue_resources(depths: dict[tuple[str, str], int], widths: dict[str, int]) -> Resources:
+    """FIFOs of the stream edges: (stream, consumer) -> depth in beats; widths: stream -> bits."""
+    total = NONE
+    for (stream, _), depth in depths.items():
+        total = total + memory(depth, widths[stream]) + Resources(lut=10, ff=2 * max(1, depth).bit_length() + 2)
+    return total
+
+
+def requant_units(layer: Layer, x: Stream) -> int:
+    """Requant units of a layer: PE lanes of a matrix-vector layer or of a folded pool/elementwise."""
+    if layer.kind in MVU_KINDS or layer.kind in ("avgpool", "add", "requant"):
+        return layer.pe
+    return 0
+
+
+def _epilogue_bits(layer: Layer) -> tuple[int, int]:
+    """(operand bits, multiplier bits) of a layer's requant step."""
+    p, a = layer.params, layer.arrays
+    mult = [int(abs(v)) for k in ("mult", "mult_neg", "a_mult", "b_mult") if k in a for v in
+            (a[k] if hasattr(a[k], "__len__") else [a[k]])]
+    mb = signed_bits_for(max(mult, default=1))
+    xb = int(p.get("acc_bits") or 0) or int(p.get("in_bits", 8)) + 2
+    return xb, mb
+
+
+def _dsp(layer: Layer, x: Stream, out: Stream, family: str) -> Resources:
+    p = layer.params
+    total = 0
+    rq = requant_units(layer, x)
+    if rq:
+        xb, mb = _epilogue_bits(layer)
+        per_unit = dsp_slices(xb, mb, family)
+        if "mid_mult" in layer.arrays:
+            per_unit += dsp_slices(xb, mb, family)
+        if p.get("residual") or layer.kind == "add":
+            per_unit += dsp_slices(out.bits + 2, mb, family)
+        total += rq * per_unit
+    if layer.kind in MVU_KINDS:
+        total += _mac_dsp(layer, x, family)
+    return Resources(dsp=total)
+
+
+def _mac_dsp(layer: Layer, x: Stream, family: str) -> int:
+    wb, ib = int(layer.params["weight_bits"]), x.bits
+    if wb <= LUT_MULT_MAX_WEIGHT_BITS:
+        return 0
+    m = mvu_shape(layer, x)
+    if layer.kind != "dwconv" and wb <= PACKED_MAX_BITS and ib <= PACKED_MAX_BITS:
+        return math.ceil(m.pe / 2) * m.simd
+    return m.pe * m.simd * dsp_slices(ib + (0 if x.signed else 1), wb, family)
+
+
+def _memories(layer: Layer, x: Stream, out: Stream) -> Resources:
+    total = NONE
+    if layer.kind in MVU_KINDS:
+        m = mvu_shape(layer, x)
+        width = m.simd * int(layer.params["weight_bits"])
+        for _ in range(m.pe):
+            total = total + memory(m.words, width)
+    rows = window_rows(layer, x)
+    if rows:
+        total = total + memory(rows * x.width, x.channels * x.bits)
+    if layer.kind == "lut":
+        total = total + memory(int(layer.arrays["table"].size), out.bits)
+    if layer.kind == "reorder":
+        total = total + memory(x.pixels, x.channels * x.bits)
+    return total
+
+
+def window_rows(layer: Layer, x: Stream) -> int:
+    """Image rows a layer's sliding-window buffer holds (0: no window): K + S rows."""
+    p = layer.params
+    if layer.kind == "gemm":
+        return x.height + 1 if x.pixels > 1 else 0
+    if layer.kind not in ("conv", "dwconv", "maxpool", "avgpool"):
+        return 0
+    return int(p["dilations"][0] * (p["kernel"][0] - 1) + 1 + p["strides"][0])
+
+
+def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
+    """Structural features whose LUT/FF cost is linear (coefficients in LUT_COEF, FF_COEF)."""
+    f = dict.fromkeys(LUT_COEF, 0.0)
+    f["base"] = 1.0
+    rq = requant_units(layer, x)
+    if rq:
+        xb, mb = _epilogue_bits(layer)
+        f["rq"] = rq
+        f["rq_bits"] = rq * (xb + mb)
+    if layer.kind in MVU_KINDS:
+        m = mvu_shape(layer, x)
+        wb = int(layer.params["weight_bits"])
+        pb = x.bits + wb + 1
+        f["add_bits"] = m.pe * m.simd * (pb + max(0, math.ceil(math.log2(m.simd))))
+        f["acc_bits"] = m.pe * int(layer.params.get("acc_bits") or 32)
+        f["mux_bits"] = m.simd * x.bits * max(0, m.sf - 1) / 3 if layer.kind != "dwconv" else m.pe * x.bits
+        if wb <= LUT_MULT_MAX_WEIGHT_BITS:
+            f["lut_mult"] = m.pe * m.simd * wb * x.bits
+    if window_rows(layer, x):
+        f["window"] = 1.0
+    if layer.kind in ("maxpool", "avgpool", "add", "requant", "lut"):
+        f["lane_bits"] = x.channels * x.bits
+    return f
