@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -167,7 +168,7 @@ def run_job(job: Job, yosys: str, version: str, family: str, use_cache: bool, wo
     start = time.monotonic()
     argv = [yosys, "-l", "yosys.log", "-s", "synth.ys"]
     log.info("running: %s (in %s)", shlex.join(argv), folder)
-    r = subprocess.run(argv, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+    r = _run(argv, folder)
     seconds = round(time.monotonic() - start, 1)
     log_text = folder / "yosys.log"
     if not log_text.is_file():
@@ -183,6 +184,33 @@ def run_job(job: Job, yosys: str, version: str, family: str, use_cache: bool, wo
     result = {"status": "ok", "cells": cells, "resources": resources(cells), "seconds": seconds}
     _store(entry, result, log_text)
     return {**result, "cached": False}
+
+
+_RUNNING: set[subprocess.Popen[str]] = set()
+_LOCK = threading.Lock()
+_STOPPING = threading.Event()
+
+
+def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """subprocess.run that `_stop_all` can end (Ctrl-C, SIGTERM: no Yosys outlives hlsgen)."""
+    with _LOCK:
+        if _STOPPING.is_set():
+            raise KeyboardInterrupt
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        _RUNNING.add(proc)
+    try:
+        _, err = proc.communicate()
+    finally:
+        with _LOCK:
+            _RUNNING.discard(proc)
+    return subprocess.CompletedProcess(argv, proc.returncode, "", err)
+
+
+def _stop_all() -> None:
+    with _LOCK:
+        _STOPPING.set()
+        for proc in _RUNNING:
+            proc.kill()
 
 
 def _store(entry: Path, result: dict[str, Any], log: Path) -> None:
@@ -248,9 +276,16 @@ def synthesize(out_dir: str | Path, part: str | None = None, jobs: int = 2, yosy
     with tempfile.TemporaryDirectory(prefix="hlsgen-synth-") as tmp:
         work = Path(tmp)
         order = sorted(work_list, key=lambda j: -sum(len(d) for _, d in (*j.sources, *j.data)))
+        _STOPPING.clear()
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = {j.name: pool.submit(run_job, j, exe, version, device.family, use_cache, work) for j in order}
-            runs = {j.name: {"module": j.top, "kind": j.kind, **futures[j.name].result()} for j in work_list}
+            try:
+                runs = {j.name: {"module": j.top, "kind": j.kind, **futures[j.name].result()} for j in work_list}
+            except BaseException:
+                for f in futures.values():
+                    f.cancel()
+                _stop_all()
+                raise
         result = summarize(runs, part_name, device, version, exe, round(time.monotonic() - start, 1))
         _write(out, result, work)
     return result
