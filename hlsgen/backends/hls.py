@@ -17,12 +17,16 @@ output) is written once and duplicated by a chain of fork2 calls, one output per
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hlsgen.api import Compilation
-from hlsgen.backends.hls_layers import LayerCode, layer_code
+from hlsgen.backends.hls_layers import LayerCode, layer_code, window_schedule
 from hlsgen.backends.names import Namer
 from hlsgen.backends.render import TEMPLATES, TESTBENCH, copy_tree, render
 from hlsgen.config_hw import HwConfig
@@ -74,8 +78,10 @@ def port_names(df: Dataflow) -> list[str]:
     return ["out"] if len(df.outputs) == 1 else [f"out_{k}" for k in range(len(df.outputs))]
 
 
-def wire(df: Dataflow) -> Wiring:
+def wire(df: Dataflow, depths: Mapping[tuple[str, str], int] | None = None) -> Wiring:
+    """Streams and forks of the top function; `depths` (default: the dataflow's) per stream edge."""
     w = Wiring()
+    depths = df.fifo_depth if depths is None else depths
     ports = port_names(df)
     for s in [df.input.name] + [lay.output for lay in df.layers]:
         stream = df.streams[s]
@@ -84,7 +90,8 @@ def wire(df: Dataflow) -> Wiring:
         sinks += [("port", p) for p, o in zip(ports, df.outputs, strict=True) if o.name == s]
         if not sinks:
             raise HlsgenError(f"stream {s} has no reader")
-        vars_ = [_sink_var(w, df, stream, kind, sink, len(sinks) > 1, k) for k, (kind, sink) in enumerate(sinks)]
+        vars_ = [_sink_var(w, df, depths, stream, kind, sink, len(sinks) > 1, k)
+                 for k, (kind, sink) in enumerate(sinks)]
         if len(vars_) == 1:
             w.writes[s] = vars_[0]
             continue
@@ -94,7 +101,8 @@ def wire(df: Dataflow) -> Wiring:
     return w
 
 
-def _sink_var(w: Wiring, df: Dataflow, stream: Stream, kind: str, sink: Any, forked: bool, k: int) -> str:
+def _sink_var(w: Wiring, df: Dataflow, depths: Mapping[tuple[str, str], int], stream: Stream, kind: str, sink: Any,
+              forked: bool, k: int) -> str:
     if kind == "port":
         return str(sink)
     layer, index = sink
@@ -102,7 +110,7 @@ def _sink_var(w: Wiring, df: Dataflow, stream: Stream, kind: str, sink: Any, for
         var = "in"
     else:
         var = w.declare(f"s_{stream.name}_{k}" if forked else f"s_{stream.name}", stream,
-                        df.fifo_depth[(stream.name, layer)], f"{stream.name} -> {layer}")
+                        depths[(stream.name, layer)], f"{stream.name} -> {layer}")
     w.reads[(stream.name, layer, index)] = var
     return var
 
@@ -138,8 +146,9 @@ def layer_calls(code: LayerCode, df: Dataflow, w: Wiring, name: str) -> list[dic
 def hls_context(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
     if not df.layers or any(o.name == df.input.name for o in df.outputs):
         raise HlsgenError(f"{df.name}: a network output is the network input itself; no hardware to generate")
-    w = wire(df)
     codes = [layer_code(df, lay) for lay in df.layers]
+    check_beat_widths(df, codes)
+    w = wire(df, rate_depths(df, codes))
     calls = list(w.forks.get(df.input.name, []))
     for code in codes:
         calls += layer_calls(code, df, w, code.name)
@@ -156,3 +165,53 @@ def hls_context(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
                       "beats": df.input.pixels, "beat_bits": df.input.beat_bits},
             "outputs": outputs, "ap_int_max_w": max(1024, widest), "cycles": df.cycles_per_frame,
             "bottleneck": df.bottleneck, "guard": f"HLSGEN_{hw.top.upper()}_H"}
+
+
+MAX_BEAT_BITS = 4096  # Vitis HLS: the widest ap_uint a stream or a register can hold (AP_INT_MAX_W)
+
+
+def check_beat_widths(df: Dataflow, codes: list[LayerCode]) -> None:
+    """Refuse, at compile time, a stream beat (or an average pool's sums beat) wider than Vitis's
+    4096 bits. We do not split wide beats: the stream contract is one pixel per beat."""
+    for s in [df.input, *df.streams.values()]:
+        if s.beat_bits > MAX_BEAT_BITS:
+            readers = [lay.name for lay in df.consumers(s.name)] or ["the output port"]
+            raise HlsgenError(f"HLS: stream {s.name} (read by {', '.join(readers)}) has {s.beat_bits}-bit beats "
+                              f"({s.channels} channels x {s.bits} bits), over Vitis's {MAX_BEAT_BITS}-bit limit")
+    for code in codes:
+        for t in code.types:
+            if t["kind"] == "beat" and t["bits"] > MAX_BEAT_BITS:
+                raise HlsgenError(f"HLS: layer {code.name}: its {t['name']} beats have {t['bits']} bits, "
+                                  f"over Vitis's {MAX_BEAT_BITS}-bit limit")
+
+
+def rate_depths(df: Dataflow, codes: list[LayerCode]) -> dict[tuple[str, str], int]:
+    """FIFO depths sized for rate as well as for deadlock (the deadlock depths are Dataflow.fifo_depth,
+    from hlsgen.hw.fifo). One call of the top function is one frame, so a sliding-window generator
+    reads the next frame only once it has emitted the last window of this one: its `tail` (windows
+    emitted after its last read x the unit's cycles per window) is a stretch in which its producer
+    cannot deliver. A producer that has less slack (T - its own cycles per frame) than the tail
+    would stall the network, so the FIFO in front of the generator holds what the producer makes in
+    the rest of the tail: ceil((tail - slack) x producer pixels / producer cycles) beats more. The
+    timed model (hlsgen.sim.hls_timing) checks the result: cycles per frame = the cycle model."""
+    depths = dict(df.fifo_depth)
+    period = df.cycles_per_frame
+    producers = {lay.output: lay for lay in df.layers}
+    for code in codes:
+        if not code.window:
+            continue
+        layer = next(lay for lay in df.layers if lay.name == code.name)
+        k = {c["name"]: c["value"] for c in code.consts}
+        reads, emits = window_schedule({g: k[g] for g in GEOMETRY})
+        windows_after = int(emits[np.flatnonzero(reads)[-1] + 1:].sum()) / k["TAPS"]
+        tail = windows_after * layer.cycles / k["OUT_PIXELS"]
+        src = layer.inputs[0]
+        prod = producers.get(src)
+        made = prod.cycles if prod else df.input.pixels  # the producer's cycles per frame
+        extra = math.ceil(max(0.0, tail - (period - made)) * df.streams[src].pixels / max(made, 1))
+        depths[(src, layer.name)] += extra
+    return depths
+
+
+GEOMETRY = ("IN_H", "IN_W", "K_H", "K_W", "STRIDE_H", "STRIDE_W", "DIL_H", "DIL_W", "PAD_T", "PAD_L", "PAD_B", "PAD_R",
+            "OUT_H", "OUT_W")

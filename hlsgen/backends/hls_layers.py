@@ -34,6 +34,9 @@ class LayerCode:
     kernel: str = ""
     tables: list[str] = field(default_factory=list)  # table arguments of the kernel call, in order
     window: bool = False  # a sliding-window generator runs in front of the kernel
+    # tables as ROMs (pragmas in top.cpp): name, dim (partitioned completely), reshape (cyclic factor
+    # of the next dimension, 1: none), impl (BIND_STORAGE rom_1p: bram or lutram)
+    roms: list[dict[str, Any]] = field(default_factory=list)
 
     def const(self, **values: int | bool) -> None:
         for k, v in values.items():
@@ -59,6 +62,22 @@ class LayerCode:
         self.arrays.append({"name": name, "type": f"{self.cfg}::{type_name}", "dims": list(values.shape),
                             "rows": rows, "nested": values.ndim == 2})
         return name
+
+
+PACK_PRODUCT_BITS = 17  # |w*x| < 2^17: the low product fits the 18-bit field of a DSP48E2 (WP486)
+LUTRAM_MAX_BITS = 2048  # a weight ROM up to this size (depth x width) is LUTRAM, larger ones BRAM
+
+
+def pack_lanes(groups: int, w_bits: int, x_bits: int, x_signed: bool, pe: int) -> bool:
+    """Two PE lanes share one multiplier (mvu.h packed_products) when they share the activation
+    (ungrouped) and both products fit: W_BITS <= 8 and W_BITS + IN_BITS - IN_SIGNED <= 17."""
+    return groups == 1 and pe >= 2 and w_bits <= 8 and w_bits + x_bits - int(x_signed) <= PACK_PRODUCT_BITS
+
+
+def rom_impl(depth: int, width: int) -> str:
+    """Storage of one PE lane's weight ROM: LUTRAM when small (a BRAM18 holds 18 kbit; a shallow
+    ROM would waste most of it), BRAM otherwise."""
+    return "lutram" if depth * width <= LUTRAM_MAX_BITS or depth <= 64 else "bram"
 
 
 def _ctype(bits: int, signed: bool) -> str:
@@ -125,14 +144,87 @@ def _window(code: LayerCode, layer: Layer, x: Stream) -> None:
     (kh, kw), (sh, sw), (dh, dw) = p["kernel"], p["strides"], p["dilations"]
     t, left, b, r = p["pads"]
     code.window = needs_window(layer)
-    code.const(IN_H=p["in_h"], IN_W=p["in_w"], CIN=p["in_c"], K_H=kh, K_W=kw, STRIDE_H=sh, STRIDE_W=sw,
-               DIL_H=dh, DIL_W=dw, PAD_T=t, PAD_L=left, PAD_B=b, PAD_R=r, PAD_VALUE=pad, OUT_H=p["out_h"],
-               OUT_W=p["out_w"], TAPS=kh * kw, OUT_PIXELS=p["out_h"] * p["out_w"], IN_PIXELS=p["in_h"] * p["in_w"])
+    geo = dict(IN_H=p["in_h"], IN_W=p["in_w"], K_H=kh, K_W=kw, STRIDE_H=sh, STRIDE_W=sw, DIL_H=dh, DIL_W=dw,
+               PAD_T=t, PAD_L=left, PAD_B=b, PAD_R=r, OUT_H=p["out_h"], OUT_W=p["out_w"])
+    nrows = line_buffer_rows(geo)
+    code.const(**geo, CIN=p["in_c"], PAD_VALUE=pad, TAPS=kh * kw, OUT_PIXELS=p["out_h"] * p["out_w"],
+               IN_PIXELS=p["in_h"] * p["in_w"], NROWS=nrows, ROW0_SLOT=(-t) % nrows)
+    if code.window:
+        code.const(WIN_ITERS=len(window_schedule(geo)[0]))  # the loop's trip count without stalls
+
+
+def line_buffer_rows(geo: dict[str, int]) -> int:
+    """Rows of the sliding-window generator's line buffer: the window's SPAN_H rows plus STRIDE_H
+    (the next band is read while this one is emitted), or the whole image if that is smaller."""
+    span_h = geo["DIL_H"] * (geo["K_H"] - 1) + 1
+    return max(min(span_h + geo["STRIDE_H"], geo["IN_H"]), span_h, geo["STRIDE_H"] + 1, geo["DIL_H"] + 1)
+
+
+class WindowCounters:
+    """The sliding-window generator's counters and decisions (sliding_window.h), replayed in Python
+    for the timed model: `ready` (the next tap's window is in the line buffer) and `room` (the next
+    input pixel has a free line-buffer row); the kernel adds `!win.full()` and `!in.empty()`."""
+
+    def __init__(self, geo: dict[str, int]) -> None:
+        self.g = geo
+        self.span_h = geo["DIL_H"] * (geo["K_H"] - 1) + 1
+        self.span_w = geo["DIL_W"] * (geo["K_W"] - 1) + 1
+        self.nrows = line_buffer_rows(geo)
+        self.taps = geo["K_H"] * geo["K_W"]
+        self.total = geo["OUT_H"] * geo["OUT_W"] * self.taps
+        self.wr = self.wc = self.n_emit = 0
+
+    def done(self) -> bool:
+        return self.wr == self.g["IN_H"] and self.n_emit == self.total
+
+    def _ybase(self) -> int:
+        return (self.n_emit // self.taps // self.g["OUT_W"]) * self.g["STRIDE_H"] - self.g["PAD_T"]
+
+    def ready(self) -> bool:
+        g = self.g
+        if self.n_emit == self.total:
+            return False
+        window = self.n_emit // self.taps
+        xbase = (window % g["OUT_W"]) * g["STRIDE_W"] - g["PAD_L"]
+        need_r = min(max(self._ybase() + self.span_h - 1, 0), g["IN_H"] - 1)
+        need_c = min(max(xbase + self.span_w - 1, 0), g["IN_W"] - 1)
+        return self.wr > need_r or (self.wr == need_r and self.wc > need_c)
+
+    def room(self) -> bool:
+        emitting = self.n_emit < self.total
+        return self.wr < self.g["IN_H"] and (not emitting or self.wr < self.nrows + max(self._ybase(), 0))
+
+    def emit(self) -> None:
+        self.n_emit += 1
+
+    def read(self) -> None:
+        self.wc += 1
+        if self.wc == self.g["IN_W"]:
+            self.wc, self.wr = 0, self.wr + 1
+
+
+def window_schedule(geo: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The generator's iterations when nothing stalls: for every iteration, whether it reads an
+    input pixel and whether it emits a tap (its length: the generator's cycles per frame)."""
+    w = WindowCounters(geo)
+    reads, emits = [], []
+    while not w.done():
+        ready, room = w.ready(), w.room()
+        if not (ready or room):
+            raise HlsgenError(f"sliding window {geo}: no progress (line buffer of {w.nrows} rows)")
+        reads.append(room)
+        emits.append(ready)
+        if ready:
+            w.emit()
+        if room:
+            w.read()
+    return np.array(reads, bool), np.array(emits, bool)
 
 
 def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p, a = layer.params, layer.arrays
     cout, pe = p["out_c"], layer.pe
+    x = df.streams[layer.inputs[0]]
     if layer.kind == "gemm":
         groups, cin, taps = 1, p["in_c"], p["in_pixels"]
         code.const(TAPS=taps, OUT_PIXELS=1, CIN=cin)
@@ -148,22 +240,31 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     skip = df.streams[layer.inputs[1]] if residual else df.streams[layer.output]
     code.beat("skip_beat_t", skip)
     code.const(SKIP_ZP=p.get("skip_zp", 0) if residual else 0, SKIP_BITS=skip.bits, SKIP_SIGNED=skip.signed)
-    w = weight_words(layer, df.streams[layer.inputs[0]])
+    w = weight_words(layer, df.streams[layer.inputs[0]])  # [WORDS, PE*SIMD]
+    words = w.shape[0]
+    w = w.reshape(words, pe, simd).transpose(1, 0, 2).reshape(pe, words * simd)  # one ROM per PE lane
+    code.const(WORDS=words, PACK=pack_lanes(groups, p["weight_bits"], x.bits, x.signed, pe))
+    code.roms.append({"name": f"{layer.name}_w", "dim": 1, "reshape": simd,
+                      "impl": rom_impl(words, simd * p["weight_bits"])})
     names = {"W": code.table("w", "w_t", w, bits=p["weight_bits"]),
              "B": code.table("b", "bias_t", folded(per_channel(layer.arrays["bias"], cout), fold_o, pe))}
     mults = {k: folded(per_channel(a[k], cout), fold_o, pe) for k in ("mult", "mult_neg", "skip_mult") if k in a}
     mults.setdefault("mult_neg", np.zeros((1, pe), np.int64))
-    mult_bits = signed_bits_for(max(int(np.abs(m).max()) for m in mults.values()))
-    code.const(MULT_BITS=mult_bits)
+    mult_bits = signed_bits_for(max(int(np.abs(mults[k]).max()) for k in ("mult", "mult_neg")))
+    skip_mult_bits = signed_bits_for(int(np.abs(mults["skip_mult"]).max())) if residual else 1
+    code.const(MULT_BITS=mult_bits, SKIP_MULT_BITS=skip_mult_bits)
     names["M"] = code.table("m", "mult_t", mults["mult"], bits=mult_bits)
     names["MN"] = code.table("mn", "mult_t", mults["mult_neg"], bits=mult_bits)
     if residual:
-        names["SM"] = code.table("sm", "mult_t", mults["skip_mult"], bits=mult_bits)
+        names["SM"] = code.table("sm", "skip_mult_t", mults["skip_mult"], bits=skip_mult_bits)
+    else:
+        code.types.append({"name": "skip_mult_t", "kind": "rom", "signed": True, "bits": 1, "ctype": "signed char"})
     names["S"] = code.table("s", "shift_t", folded(per_channel(layer.arrays["shift"], cout), fold_o, pe), signed=False)
     names.update(_two_step_tables(code, layer, cout, fold_o, pe))
     base = {"conv": "conv_mvu", "dwconv": "dwconv_mvu", "gemm": "dense"}[layer.kind]
     code.kernel = base + ("_residual" if residual else "")
     code.tables = [names[k] for k in ("W", "B", "M", "MN", "SM", "S", "M1", "MN1", "S1", "B2") if k in names]
+    code.roms += [{"name": t, "dim": 2, "reshape": 1, "impl": "lutram"} for t in code.tables[1:]]
 
 
 def _two_step_tables(code: LayerCode, layer: Layer, cout: int, fold_o: int, pe: int) -> dict[str, str]:
@@ -201,42 +302,50 @@ def _pool(code: LayerCode, df: Dataflow, layer: Layer) -> None:
         return
     taps = p["in_h"] * p["in_w"] if glob else p["kernel"][0] * p["kernel"][1]
     bound = taps * (max(abs(c) for c in code_range(x)) + abs(p["x_zp"]))
-    mult = per_channel(layer.arrays["mult"], p["in_c"])
-    code.const(X_ZP=p["x_zp"], ACC_BITS=signed_bits_for(bound), MULT_BITS=signed_bits_for(int(np.abs(mult).max())))
+    n, pe = p["in_c"], layer.pe
+    fold = math.ceil(n / pe)
+    mult = folded(per_channel(layer.arrays["mult"], n), fold, pe)
+    acc_bits = signed_bits_for(bound)
+    code.const(X_ZP=p["x_zp"], ACC_BITS=acc_bits, MULT_BITS=signed_bits_for(int(np.abs(mult).max())), PE=pe,
+               FOLD=fold)
+    code.types.append({"name": "sums_t", "kind": "beat", "bits": n * acc_bits})
     code.kernel = "global_avgpool" if glob else "avgpool"
     code.tables = [code.table("m", "mult_t", mult),
-                         code.table("s", "shift_t", per_channel(layer.arrays["shift"], p["in_c"]), signed=False)]
-
-
+                   code.table("s", "shift_t", folded(per_channel(layer.arrays["shift"], n), fold, pe), signed=False)]
+    code.roms += [{"name": t, "dim": 2, "reshape": 1, "impl": "lutram"} for t in code.tables]
 
 
 def _add(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p = layer.params
     a, b = (df.streams[s] for s in layer.inputs)
-    n = p["channels"]
-    am, bm = per_channel(layer.arrays["a_mult"], n), per_channel(layer.arrays["b_mult"], n)
+    n, pe = p["channels"], layer.pe
+    fold = math.ceil(n / pe)
+    am, bm = (folded(per_channel(layer.arrays[k], n), fold, pe) for k in ("a_mult", "b_mult"))
     code.beat("a_beat_t", a)
     code.beat("b_beat_t", b)
     mult_bits = signed_bits_for(int(max(np.abs(am).max(), np.abs(bm).max())))
-    code.const(PIXELS=a.pixels, CHANNELS=n, A_BITS=a.bits, A_SIGNED=a.signed, A_ZP=p["a_zp"], B_BITS=b.bits,
-               B_SIGNED=b.signed, B_ZP=p["b_zp"], MULT_BITS=mult_bits)
+    code.const(PIXELS=a.pixels, CHANNELS=n, PE=pe, FOLD=fold, A_BITS=a.bits, A_SIGNED=a.signed, A_ZP=p["a_zp"],
+               B_BITS=b.bits, B_SIGNED=b.signed, B_ZP=p["b_zp"], MULT_BITS=mult_bits)
     code.kernel = "add_layer"
     code.tables = [code.table("am", "mult_t", am, bits=mult_bits), code.table("bm", "mult_t", bm, bits=mult_bits),
-                         code.table("s", "shift_t", per_channel(layer.arrays["shift"], n), signed=False)]
+                   code.table("s", "shift_t", folded(per_channel(layer.arrays["shift"], n), fold, pe), signed=False)]
+    code.roms += [{"name": t, "dim": 2, "reshape": 1, "impl": "lutram"} for t in code.tables]
 
 
 def _requant(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p = layer.params
-    n = p["channels"]
-    m = per_channel(layer.arrays["mult"], n)
+    n, pe = p["channels"], layer.pe
+    fold = math.ceil(n / pe)
+    m = folded(per_channel(layer.arrays["mult"], n), fold, pe)
     leaky = "mult_neg" in layer.arrays
-    mn = per_channel(layer.arrays["mult_neg"], n) if leaky else np.zeros(1, np.int64)
+    mn = folded(per_channel(layer.arrays["mult_neg"], n), fold, pe) if leaky else np.zeros((1, pe), np.int64)
     mult_bits = signed_bits_for(int(max(np.abs(m).max(), np.abs(mn).max())))
-    code.const(PIXELS=df.streams[layer.output].pixels, CHANNELS=n, X_ZP=p["x_zp"], HAS_MULT_NEG=leaky,
-               MN_LEN=mn.size, MULT_BITS=mult_bits)
+    code.const(PIXELS=df.streams[layer.output].pixels, CHANNELS=n, PE=pe, FOLD=fold, X_ZP=p["x_zp"],
+               HAS_MULT_NEG=leaky, MN_FOLD=fold if leaky else 1, MULT_BITS=mult_bits)
     code.kernel = "requant_layer"
     code.tables = [code.table("m", "mult_t", m, bits=mult_bits), code.table("mn", "mult_t", mn, bits=mult_bits),
-                         code.table("s", "shift_t", per_channel(layer.arrays["shift"], n), signed=False)]
+                   code.table("s", "shift_t", folded(per_channel(layer.arrays["shift"], n), fold, pe), signed=False)]
+    code.roms += [{"name": t, "dim": 2, "reshape": 1, "impl": "lutram"} for t in code.tables]
 
 
 def _lut(code: LayerCode, df: Dataflow, layer: Layer) -> None:

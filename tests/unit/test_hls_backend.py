@@ -13,6 +13,7 @@ import onnx
 import pytest
 
 from hlsgen.api import compile_model
+from hlsgen.backends.hls import rate_depths as hls_rate_depths
 from hlsgen.backends.hls_layers import layer_code
 from hlsgen.backends.render import TEMPLATES, TESTBENCH
 from hlsgen.cli import main
@@ -73,12 +74,21 @@ def test_top_function_interface(resnet: tuple[Path, Dataflow]) -> None:
 
 
 def test_fifo_depths_are_the_dataflow_ones(resnet: tuple[Path, Dataflow]) -> None:
+    """Every edge gets the dataflow's deadlock depth, plus, in front of a sliding-window generator,
+    the rate depth (hls.rate_depths: the generator's end-of-frame tail); nothing else changes."""
     out, df = resnet
     top = (out / "hls" / "src" / "top.cpp").read_text()
     decl = re.findall(r"> (\w+)\(\"\w+\"\);  // (\w+) -> (\w+)\n#pragma HLS STREAM variable=(\w+) depth=(\d+)", top)
     edges = {(stream, layer): int(depth) for var, stream, layer, var2, depth in decl if var == var2}
     edges.update({(df.input.name, df.layers[0].name): df.fifo_depth[(df.input.name, df.layers[0].name)]})
-    assert edges == dict(df.fifo_depth)  # the first layer reads the top port `in` directly
+    codes = [layer_code(df, lay) for lay in df.layers]
+    assert edges == hls_rate_depths(df, codes)
+    windowed = {code.name for code in codes if code.window}
+    for edge, depth in df.fifo_depth.items():
+        assert edges[edge] >= depth
+        if edge[1] not in windowed:
+            assert edges[edge] == depth
+    assert any(edges[e] > d for e, d in df.fifo_depth.items())  # the ResNet's 32x32 generators need more
     assert max(edges.values()) > 2  # skip FIFOs are deeper than the default
     assert top.count("hlsgen::fork2<") == 2  # the two residual forks
 
@@ -115,8 +125,8 @@ def test_output_is_deterministic(tmp_path: Path) -> None:
 
 
 def test_weight_tables_follow_the_kernel_layout(tmp_path: Path) -> None:
-    """Ragged folds (PE, SIMD not dividing the channels) and groups: every weight sits in word
-    (fo, t, fi), lane p*SIMD+s, and all padding lanes are zero."""
+    """Ragged folds (PE, SIMD not dividing the channels) and groups: every weight sits in the ROM of
+    PE lane p, word (fo, t, fi), element s (column word*SIMD + s), and all padding lanes are zero."""
     (tmp_path / "m.yaml").write_text(FOLDS_NET)
     cfg = config_from_dict({"hw": {"layers": {"g": {"pe": 3, "simd": 2}, "d": {"pe": 3, "simd": 16}}}}, "t")
     c = compile_model(tmp_path / "m.yaml", cfg)
@@ -135,7 +145,7 @@ def test_weight_tables_follow_the_kernel_layout(tmp_path: Path) -> None:
             for t in range(taps):
                 for k in range(cin_g):
                     fo, p, fi, s = o // layer.pe, o % layer.pe, k // layer.simd, k % layer.simd
-                    idx = ((fo * taps + t) * fold_i + fi, p * layer.simd + s)
+                    idx = (p, ((fo * taps + t) * fold_i + fi) * layer.simd + s)
                     assert words[idx] == w[o, t, k]
                     seen[idx] = True
         assert not words[~seen].any()

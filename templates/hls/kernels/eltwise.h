@@ -1,15 +1,15 @@
-// hlsgen HLS kernels: element-wise layers, one pixel (all channels) per cycle.
+// hlsgen HLS kernels: element-wise layers (add, requant: PE channels per cycle; lut: one pixel per cycle).
 //
 //   add:      v = (a[c] - A_ZP) * AM[c] + (b[c] - B_ZP) * BM[c]      (two streams, own scales)
 //   requant:  v = (x[c] - X_ZP) * M[c]   (MN[c] where that is negative: a standalone LeakyReLU)
-// then y = clamp(ZP + round_shift(v, S[c]), LO, HI). Tables are [CHANNELS] (per-tensor values
-// are repeated per channel).
+// then y = clamp(ZP + round_shift(v, S[c]), LO, HI). Tables are [FOLD][PE] (per-tensor values
+// are repeated per channel; zero beyond CHANNELS).
 //   lut:      y[c] = T[x[c] - X_LO]      (an elementwise function tabulated over every input code;
 //             T is partitioned so that every channel lane reads it in the same cycle)
 //
-// Config C: PIXELS, CHANNELS, OUT_BITS, ZP, LO, HI, ROUNDING, MULT_BITS, mult_t, shift_t,
+// Config C: PIXELS, CHANNELS, PE, FOLD, OUT_BITS, ZP, LO, HI, ROUNDING, MULT_BITS, mult_t, shift_t,
 //           out_beat_t; add: A_BITS, A_SIGNED, A_ZP, B_BITS, B_SIGNED, B_ZP, a_beat_t, b_beat_t;
-//           requant: IN_BITS, IN_SIGNED, X_ZP, HAS_MULT_NEG, MN_LEN, in_beat_t;
+//           requant: IN_BITS, IN_SIGNED, X_ZP, HAS_MULT_NEG, MN_FOLD, in_beat_t;
 //           lut: IN_BITS, IN_SIGNED, X_LO, ENTRIES, table_t, in_beat_t.
 #ifndef HLSGEN_ELTWISE_H
 #define HLSGEN_ELTWISE_H
@@ -19,55 +19,97 @@
 
 namespace hlsgen {
 
+// Add and requant fold their channels over PE requant lanes: one flattened II=1 loop over
+// (pixel, fold f < FOLD); the input beat(s) are read on f == 0 and shifted by PE channels per fold,
+// lane p of fold f computes channel f*PE + p with parameters from [FOLD][PE] ROMs at the fold
+// counter, and the output beat (shifted in PE codes per fold) is written after the last fold:
+// PIXELS * FOLD cycles (the cycle model).
 template <class C>
 void add_layer(hls::stream<typename C::a_beat_t>& a, hls::stream<typename C::b_beat_t>& b,
-               hls::stream<typename C::out_beat_t>& out, const typename C::mult_t AM[C::CHANNELS],
-               const typename C::mult_t BM[C::CHANNELS], const typename C::shift_t S[C::CHANNELS]) {
-#pragma HLS ARRAY_PARTITION variable=AM complete
-#pragma HLS ARRAY_PARTITION variable=BM complete
-#pragma HLS ARRAY_PARTITION variable=S complete
+               hls::stream<typename C::out_beat_t>& out, const typename C::mult_t AM[C::FOLD][C::PE],
+               const typename C::mult_t BM[C::FOLD][C::PE], const typename C::shift_t S[C::FOLD][C::PE]) {
+    static const int Y_BITS = C::FOLD * C::PE * C::OUT_BITS;
+    static const int O_BITS = C::out_beat_t::width < Y_BITS ? C::out_beat_t::width : Y_BITS;
     const int a_zp = C::A_ZP, b_zp = C::B_ZP;
-PIXEL:
-    for (int px = 0; px < C::PIXELS; px++) {
+    typename C::a_beat_t xa = 0;
+    typename C::b_beat_t xb = 0;
+    ap_uint<Y_BITS> y = 0;
+    int f = 0, cbase = 0;
+STEP:
+    for (int i = 0; i < C::PIXELS * C::FOLD; i++) {
 #pragma HLS PIPELINE II=1
-        const typename C::a_beat_t xa = a.read();
-        const typename C::b_beat_t xb = b.read();
-        typename C::out_beat_t y = 0;
-    CHANNEL:
-        for (int c = 0; c < C::CHANNELS; c++) {
-#pragma HLS UNROLL
-            const ap_int<C::A_BITS + 2> da = get_channel<C::A_BITS, C::A_SIGNED>(xa, c) - a_zp;
-            const ap_int<C::B_BITS + 2> db = get_channel<C::B_BITS, C::B_SIGNED>(xb, c) - b_zp;
-            const ap_int<C::MULT_BITS> am = AM[c], bm = BM[c];
-            const ap_int<64> v = ap_int<64>(da * am) + ap_int<64>(db * bm);
-            set_channel<C::OUT_BITS>(y, c, requant<C>(v, S[c]));
+        if (f == 0) {
+            xa = a.read();
+            xb = b.read();
+        } else {
+            xa = xa >> (C::PE * C::A_BITS);
+            xb = xb >> (C::PE * C::B_BITS);
         }
-        out.write(y);
+    LANE:
+        for (int p = 0; p < C::PE; p++) {
+#pragma HLS UNROLL
+            const ap_int<C::A_BITS + 2> da = channel_code<C::A_BITS, C::A_SIGNED>(xa, p) - a_zp;
+            const ap_int<C::B_BITS + 2> db = channel_code<C::B_BITS, C::B_SIGNED>(xb, p) - b_zp;
+            const ap_int<C::MULT_BITS> am = AM[f][p], bm = BM[f][p];
+            const ap_int<64> v = ap_int<64>(da * am) + ap_int<64>(db * bm);
+            ap_uint<C::OUT_BITS> code = 0;
+            if (cbase + p < C::CHANNELS) code = requant<C>(v, S[f][p]);
+            y.range(Y_BITS - (C::PE - p - 1) * C::OUT_BITS - 1, Y_BITS - (C::PE - p) * C::OUT_BITS) = code;
+        }
+        if (f == C::FOLD - 1) {
+            typename C::out_beat_t o = 0;
+            o.range(O_BITS - 1, 0) = y.range(O_BITS - 1, 0);
+            out.write(o);
+        }
+        if (C::FOLD > 1) y = y >> (C::PE * C::OUT_BITS);
+        if (step<C::FOLD>(f)) {
+            cbase = 0;
+        } else {
+            cbase += C::PE;
+        }
     }
 }
 
 template <class C>
 void requant_layer(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
-                   const typename C::mult_t M[C::CHANNELS], const typename C::mult_t MN[C::MN_LEN],
-                   const typename C::shift_t S[C::CHANNELS]) {
-#pragma HLS ARRAY_PARTITION variable=M complete
-#pragma HLS ARRAY_PARTITION variable=MN complete
-#pragma HLS ARRAY_PARTITION variable=S complete
+                   const typename C::mult_t M[C::FOLD][C::PE], const typename C::mult_t MN[C::MN_FOLD][C::PE],
+                   const typename C::shift_t S[C::FOLD][C::PE]) {
+    static const int Y_BITS = C::FOLD * C::PE * C::OUT_BITS;
+    static const int O_BITS = C::out_beat_t::width < Y_BITS ? C::out_beat_t::width : Y_BITS;
     const int x_zp = C::X_ZP;
-PIXEL:
-    for (int px = 0; px < C::PIXELS; px++) {
+    typename C::in_beat_t x = 0;
+    ap_uint<Y_BITS> y = 0;
+    int f = 0, cbase = 0;
+STEP:
+    for (int i = 0; i < C::PIXELS * C::FOLD; i++) {
 #pragma HLS PIPELINE II=1
-        const typename C::in_beat_t x = in.read();
-        typename C::out_beat_t y = 0;
-    CHANNEL:
-        for (int c = 0; c < C::CHANNELS; c++) {
-#pragma HLS UNROLL
-            const ap_int<C::IN_BITS + 2> d = get_channel<C::IN_BITS, C::IN_SIGNED>(x, c) - x_zp;
-            const ap_int<C::MULT_BITS> m = M[c];
-            const ap_int<C::MULT_BITS> m_neg = C::HAS_MULT_NEG ? ap_int<C::MULT_BITS>(MN[c]) : m;
-            set_channel<C::OUT_BITS>(y, c, requant<C>(scale_acc<C::HAS_MULT_NEG, C::MULT_BITS>(d, m, m_neg), S[c]));
+        if (f == 0) {
+            x = in.read();
+        } else {
+            x = x >> (C::PE * C::IN_BITS);
         }
-        out.write(y);
+    LANE:
+        for (int p = 0; p < C::PE; p++) {
+#pragma HLS UNROLL
+            const ap_int<C::IN_BITS + 2> d = channel_code<C::IN_BITS, C::IN_SIGNED>(x, p) - x_zp;
+            const ap_int<C::MULT_BITS> m = M[f][p];
+            const ap_int<C::MULT_BITS> m_neg = C::HAS_MULT_NEG ? ap_int<C::MULT_BITS>(MN[C::HAS_MULT_NEG ? f : 0][p]) : m;
+            ap_uint<C::OUT_BITS> code = 0;
+            if (cbase + p < C::CHANNELS)
+                code = requant<C>(scale_acc<C::HAS_MULT_NEG, C::MULT_BITS>(d, m, m_neg), S[f][p]);
+            y.range(Y_BITS - (C::PE - p - 1) * C::OUT_BITS - 1, Y_BITS - (C::PE - p) * C::OUT_BITS) = code;
+        }
+        if (f == C::FOLD - 1) {
+            typename C::out_beat_t o = 0;
+            o.range(O_BITS - 1, 0) = y.range(O_BITS - 1, 0);
+            out.write(o);
+        }
+        if (C::FOLD > 1) y = y >> (C::PE * C::OUT_BITS);
+        if (step<C::FOLD>(f)) {
+            cbase = 0;
+        } else {
+            cbase += C::PE;
+        }
     }
 }
 

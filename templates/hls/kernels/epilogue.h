@@ -12,7 +12,7 @@
 // round_shift divides by 2^S and rounds ties to even (HALF_EVEN) or toward +inf (HALF_UP). ReLU is
 // LO = ZP, ReLU6/Clip a lowered HI; LO/HI at the type's ends are the saturation. The product is
 // formed at its exact width (ACC_BITS + MULT_BITS <= 63 bits, checked by the compiler) and all
-// later arithmetic is 64-bit.
+// later arithmetic is 64-bit (the sum and the rounding; HLS trims constant-zero high bits).
 #ifndef HLSGEN_EPILOGUE_H
 #define HLSGEN_EPILOGUE_H
 
@@ -73,46 +73,38 @@ ap_int<C::MID_X_BITS> mid_step(const ap_int<C::ACC_BITS>& acc, const typename C:
     return x;
 }
 
-// The epilogue of PE output channels of a matrix-vector layer (fold fo): for every lane p, the
-// channel o = fo*PE + p (if it exists) of `y` gets the requantized acc[p]. With C::RESIDUAL the
-// skip code of channel o, taken from the skip beat, is added at its own scale (SM). E bundles the
-// per-channel tables: M, MN, SM, S (step 2 / the only step) and M1, MN1, S1, B2 (two-step only).
+// The epilogue of one PE lane of a matrix-vector layer: the requantized code of the channel whose
+// accumulator is `acc`. The lane's per-channel parameters come from [NF][PE] ROMs read at the fold
+// counter (the caller), so one requant unit per lane is time-shared over NF output channels.
+// `skip` is the channel's residual code (exact type, C::RESIDUAL only), added at its own scale SM:
+// the skip multiplier has its own type (skip_mult_t, SKIP_MULT_BITS), not the requant multiplier's.
 template <class C>
-void epilogue_fold(const ap_int<C::ACC_BITS> acc[C::PE], const typename C::skip_beat_t& skip, int fo,
-                   const typename C::mult_t M[][C::PE], const typename C::mult_t MN[][C::PE],
-                   const typename C::mult_t SM[][C::PE], const typename C::shift_t S[][C::PE],
-                   const typename C::mid_mult_t M1[][C::PE], const typename C::mid_mult_t MN1[][C::PE],
-                   const typename C::mid_shift_t S1[][C::PE], const typename C::post_bias_t B2[][C::PE],
-                   typename C::out_beat_t& y) {
+ap_int<64> epilogue_lane(const ap_int<C::ACC_BITS>& acc, const typename code_type<C::SKIP_BITS, C::SKIP_SIGNED>::t& skip,
+                         const typename C::mult_t& m_rom, const typename C::mult_t& mn_rom,
+                         const typename C::skip_mult_t& sm_rom, const typename C::shift_t& s_rom,
+                         const typename C::mid_mult_t& m1_rom, const typename C::mid_mult_t& mn1_rom,
+                         const typename C::mid_shift_t& s1_rom, const typename C::post_bias_t& b2_rom) {
 #pragma HLS INLINE
     const int skip_zp = C::SKIP_ZP;
-EPILOGUE:
-    for (int p = 0; p < C::PE; p++) {
-#pragma HLS UNROLL
-        const int o = fo * C::PE + p;
-        if (o < C::COUT) {
-            ap_int<C::MULT_BITS> m = M[fo][p];
-            ap_int<C::MULT_BITS> m_neg = C::HAS_MULT_NEG ? ap_int<C::MULT_BITS>(MN[fo][p]) : m;
-            ap_int<64> v;
-            if (C::TWO_STEP) {
-                const int f1 = C::TWO_STEP ? fo : 0;
-                ap_int<C::MID_X_BITS> x = mid_step<C>(acc[p], M1[f1][p], MN1[C::HAS_MID_NEG ? f1 : 0][p], S1[f1][p]);
-                v = scale_acc<C::HAS_MULT_NEG, C::MULT_BITS>(x, m, m_neg);
-            } else {
-                v = scale_acc<C::HAS_MULT_NEG, C::MULT_BITS>(acc[p], m, m_neg);
-            }
-            if (C::RESIDUAL) {
-                ap_int<C::SKIP_BITS + 2> s = get_channel<C::SKIP_BITS, C::SKIP_SIGNED>(skip, o) - skip_zp;
-                ap_int<C::MULT_BITS> sm = SM[fo][p];
-                v += s * sm;
-            }
-            if (C::HAS_POST_BIAS) {
-                ap_int<C::POST_BIAS_BITS> b2 = B2[C::HAS_POST_BIAS ? fo : 0][p];
-                v += b2;
-            }
-            set_channel<C::OUT_BITS>(y, o, requant<C>(v, S[fo][p]));
-        }
+    ap_int<C::MULT_BITS> m = m_rom;
+    ap_int<C::MULT_BITS> m_neg = C::HAS_MULT_NEG ? ap_int<C::MULT_BITS>(mn_rom) : m;
+    ap_int<64> v;
+    if (C::TWO_STEP) {
+        ap_int<C::MID_X_BITS> x = mid_step<C>(acc, m1_rom, mn1_rom, s1_rom);
+        v = scale_acc<C::HAS_MULT_NEG, C::MULT_BITS>(x, m, m_neg);
+    } else {
+        v = scale_acc<C::HAS_MULT_NEG, C::MULT_BITS>(acc, m, m_neg);
     }
+    if (C::RESIDUAL) {
+        ap_int<C::SKIP_BITS + 2> d = skip - skip_zp;
+        ap_int<C::SKIP_MULT_BITS> sm = sm_rom;
+        v += d * sm;
+    }
+    if (C::HAS_POST_BIAS) {
+        ap_int<C::POST_BIAS_BITS> b2 = b2_rom;
+        v += b2;
+    }
+    return requant<C>(v, s_rom);
 }
 
 }  // namespace hlsgen

@@ -43,6 +43,38 @@ ap_int<BITS + 1> get_channel(const ap_uint<W>& beat, int c) {
     return raw;
 }
 
+// The exact type of a BITS-bit code: ap_int<BITS> if signed, ap_uint<BITS> if not (no widening:
+// a signed 8-bit activation stays 8 bits wide, so int8 x int8 fits one DSP multiplier port).
+template <int BITS, int SIGNED>
+struct code_type {
+    typedef ap_int<BITS> t;
+};
+template <int BITS>
+struct code_type<BITS, 0> {
+    typedef ap_uint<BITS> t;
+};
+
+// The code of channel c of a packed beat in its exact type.
+template <int BITS, int SIGNED, int W>
+typename code_type<BITS, SIGNED>::t channel_code(const ap_uint<W>& beat, int c) {
+#pragma HLS INLINE
+    typename code_type<BITS, SIGNED>::t code;
+    code.range(BITS - 1, 0) = beat.range(c * BITS + BITS - 1, c * BITS);
+    return code;
+}
+
+// A counter over 0 .. N-1 that wraps (no modulo): returns true when it wrapped to 0.
+template <int N>
+bool step(int& counter) {
+#pragma HLS INLINE
+    if (counter == N - 1) {
+        counter = 0;
+        return true;
+    }
+    counter++;
+    return false;
+}
+
 // Store `code` (already inside the channel's range) into channel c of a packed beat.
 template <int BITS, int W>
 void set_channel(ap_uint<W>& beat, int c, const ap_int<64>& code) {

@@ -1,28 +1,42 @@
-// hlsgen HLS kernels: the matrix-vector unit of conv (KxK, pointwise, grouped) and dense layers.
-//
-// Per output pixel the unit reads TAPS input beats (a conv's window from the sliding-window
-// generator, or a dense layer's whole input vector: TAPS = input pixels) and computes COUT
-// accumulators, PE output channels at a time, each from SIMD input channels per cycle:
-//   for fo < FOLD_O, t < TAPS, fi < FOLD_I (pipelined, II=1):  PE x SIMD multiply-accumulates
-// so a pixel takes FOLD_O * TAPS * FOLD_I cycles (hlsgen.hw.lower's cycle model).
+// hlsgen HLS kernels: the matrix-vector unit of conv (KxK, pointwise, grouped, depthwise) and dense
+// layers, FINN MVAU style: one flattened loop, II=1, over
+//   (output pixel, output fold nf < FOLD_O, tap t < TAPS, input fold sf < FOLD_I)
+// with nf/t/sf counters that wrap (no division, no modulo), so a frame takes exactly
+// OUT_PIXELS * FOLD_O * TAPS * FOLD_I cycles (hlsgen.hw.lower's cycle model) plus the pipeline depth.
+//   - input: a tap's beat is read from the stream while nf == 0 (at sf == 0), as the sliding-window
+//     generator emits it, unpacked once into its CIN codes and kept in `window[TAPS][CIN]` for the
+//     folds nf > 0 (no read-then-compute); input fold sf takes codes kbase .. kbase+SIMD-1 (kbase a
+//     counter: sf*SIMD);
+//   - accumulators start at the bias on the first step of a fold (t == 0, sf == 0);
+//   - the requant epilogue is inside the pipeline: on the last step of fold nf every PE lane
+//     requantizes its channel nf*PE + p with parameters read from [FOLD_O][PE] ROMs at the fold
+//     counter (one requant unit per lane, time-shared over the output channels), and the codes are
+//     shifted into the output beat, written after the last fold;
+//   - a residual skip beat is read on the first step of a pixel and shifted by PE channels per fold.
 //   acc[o] = B[o] + sum over taps t and group-input channels k of x[t][g(o)*CIN_G + k] * W(o, t, k)
-// with g(o) = o / COUT_G the group of output channel o. The bias already holds -zp_x * sum(W), and
-// padding taps hold zp_x, so the asymmetric input zero point costs nothing here.
-// The epilogue (epilogue.h) requantizes every accumulator, optionally adding a residual skip beat.
+// with g(o) the group of output channel o (grouped and depthwise layers only). The bias already holds -zp_x * sum(W) and padding taps hold zp_x.
 //
-// Tables (weights.h), laid out so that one word feeds all PE x SIMD multipliers in one cycle:
-//   W[FOLD_O*TAPS*FOLD_I][PE*SIMD]  word (fo, t, fi), lane p*SIMD+s: weight of output channel
-//                                   fo*PE+p, tap t, group-input channel fi*SIMD+s (0 beyond COUT/CIN_G)
-//   B, M, S [FOLD_O][PE]; MN [FOLD_O or 1][PE] (LeakyReLU only); SM [FOLD_O][PE] (residual only);
-//   M1, S1 [M1_FOLD][PE], MN1 [MN1_FOLD][PE], B2 [B2_FOLD][PE]: the two-step epilogue's step 1 and
-//   step-2 bias (epilogue.h); a FOLD of 1 (a dummy row) where the layer has none
+// Multipliers: activations keep their exact type (ap_int<IN_BITS> / ap_uint<IN_BITS>: no widening).
+// With C::PACK (GROUPS == 1, W_BITS <= 8, W_BITS + IN_BITS - IN_SIGNED <= 17) two PE lanes share
+// one multiplier, as in Xilinx WP486 (DSP48E2 27x18): P = (w0 + w1 * 2^18) * x, then
+// w0*x = sign-extended P[17:0] and w1*x = (P >> 18) + P[17] (the borrow of a negative low product).
+// Exact for every operand in range (|w0*x| < 2^17); other widths use one multiplier per lane.
 //
-// Config C: TAPS, OUT_PIXELS, CIN, COUT, GROUPS, CIN_G, COUT_G, PE, SIMD, FOLD_O, FOLD_I,
-//           IN_BITS, IN_SIGNED, W_BITS, ACC_BITS, MULT_BITS, OUT_BITS, ZP, LO, HI, ROUNDING,
-//           HAS_MULT_NEG, RESIDUAL, SKIP_ZP, SKIP_BITS, SKIP_SIGNED, MN_FOLD, SM_FOLD, TWO_STEP,
-//           MID_ZP, MID_LO, MID_HI, MID_X_BITS, MID_MULT_BITS, HAS_MID_NEG, HAS_POST_BIAS,
-//           POST_BIAS_BITS, M1_FOLD, MN1_FOLD, B2_FOLD and the types in_beat_t, out_beat_t,
-//           skip_beat_t, w_t, bias_t, mult_t, shift_t, mid_mult_t, mid_shift_t, post_bias_t.
+// Tables (weights.h):
+//   W[PE][WORDS * SIMD]  lane p, word w = (nf*TAPS + t)*FOLD_I + sf, element s: the weight of output
+//                        channel nf*PE + p, tap t, group-input channel sf*SIMD + s (0 beyond COUT/CIN_G).
+//                        One ROM per PE lane of SIMD-wide words (top.cpp partitions dim 1 and reshapes
+//                        dim 2 cyclic SIMD; BRAM when deep, LUTRAM when shallow).
+//   B, M, S [FOLD_O][PE]; MN [MN_FOLD][PE] (LeakyReLU); SM [SM_FOLD][PE] (residual);
+//   M1, S1 [M1_FOLD][PE], MN1 [MN1_FOLD][PE], B2 [B2_FOLD][PE]: the two-step epilogue (epilogue.h);
+//   a FOLD of 1 (a dummy row) where the layer has none.
+//
+// Config C: TAPS, OUT_PIXELS, CIN, COUT, GROUPS, CIN_G, COUT_G, PE, SIMD, FOLD_O, FOLD_I, WORDS,
+//           PACK, IN_BITS, IN_SIGNED, W_BITS, ACC_BITS, MULT_BITS, SKIP_MULT_BITS, OUT_BITS, ZP, LO,
+//           HI, ROUNDING, HAS_MULT_NEG, RESIDUAL, SKIP_ZP, SKIP_BITS, SKIP_SIGNED, MN_FOLD, SM_FOLD,
+//           TWO_STEP, MID_*, HAS_MID_NEG, HAS_POST_BIAS, POST_BIAS_BITS, M1_FOLD, MN1_FOLD, B2_FOLD
+//           and the types in_beat_t, out_beat_t, skip_beat_t, w_t, bias_t, mult_t, skip_mult_t,
+//           shift_t, mid_mult_t, mid_shift_t, post_bias_t.
 #ifndef HLSGEN_MVU_H
 #define HLSGEN_MVU_H
 
@@ -31,142 +45,201 @@
 
 namespace hlsgen {
 
-// Unpack the TAPS beats of one output pixel into x[tap][channel].
-template <class C>
-void read_taps(hls::stream<typename C::in_beat_t>& in, ap_int<C::IN_BITS + 1> x[C::TAPS][C::CIN]) {
+// Two products w0*x and w1*x from one multiplier (WP486). Requires |w*x| < 2^17 (C::PACK).
+template <int W_BITS, class X>
+void packed_products(const ap_int<W_BITS>& w0, const ap_int<W_BITS>& w1, const X& x, ap_int<18>& p0,
+                     ap_int<W_BITS + X::width + 1>& p1) {
 #pragma HLS INLINE
-READ_TAP:
-    for (int t = 0; t < C::TAPS; t++) {
-#pragma HLS PIPELINE II=1
-        const typename C::in_beat_t beat = in.read();
-    UNPACK:
-        for (int c = 0; c < C::CIN; c++) {
-#pragma HLS UNROLL
-            x[t][c] = get_channel<C::IN_BITS, C::IN_SIGNED>(beat, c);
-        }
-    }
+    const ap_int<27> wp = ap_int<27>(w0) + (ap_int<27>(w1) << 18);  // the DSP pre-adder
+#if defined(__SYNTHESIS__) || defined(HLSGEN_EXACT_ROM)
+    const ap_int<28 + X::width> prod = wp * x;  // one 27 x 18 multiply
+#else
+    // the same integer; plain C simulation multiplies in 64 bits (ap_int's wide temporary is slow in
+    // g++); -DHLSGEN_EXACT_ROM (the synthesis view, tested) multiplies the ap_ints as above
+    const ap_int<28 + X::width> prod = (long long)wp.to_int64() * (long long)x.to_int64();
+#endif
+    p0 = prod.range(17, 0);                                             // sign-extended low field
+    p1 = (prod >> 18) + ap_int<2>(prod[17] ? 1 : 0);                    // the borrow of a negative low field
 }
 
-// The accumulators of output channels fo*PE .. fo*PE+PE-1.
+// The accumulators of one step: lane p adds SIMD products (its weights, the step's activations).
 template <class C>
-void mvu_fold(const ap_int<C::IN_BITS + 1> x[C::TAPS][C::CIN], const typename C::w_t W[][C::PE * C::SIMD],
-              const typename C::bias_t B[][C::PE], int fo, ap_int<C::ACC_BITS> acc[C::PE]) {
+void mac_step(ap_int<C::ACC_BITS> a[C::PE], const typename code_type<C::IN_BITS, C::IN_SIGNED>::t xv[C::CIN],
+              const typename C::w_t W[C::PE][C::WORDS * C::SIMD], int wbase, int obase, int kbase) {
 #pragma HLS INLINE
-INIT:
+    typedef typename code_type<C::IN_BITS, C::IN_SIGNED>::t x_t;
+LANE_PE:
     for (int p = 0; p < C::PE; p++) {
 #pragma HLS UNROLL
-        acc[p] = B[fo][p];
-    }
-TAP:
-    for (int t = 0; t < C::TAPS; t++) {
-    FOLD_IN:
-        for (int fi = 0; fi < C::FOLD_I; fi++) {
-#pragma HLS PIPELINE II=1
-            const int word = (fo * C::TAPS + t) * C::FOLD_I + fi;
-        LANE_PE:
-            for (int p = 0; p < C::PE; p++) {
+    LANE_SIMD:
+        for (int s = 0; s < C::SIMD; s++) {
 #pragma HLS UNROLL
-                const int group = (fo * C::PE + p) / C::COUT_G;  // >= GROUPS only in padding lanes
-            LANE_SIMD:
-                for (int s = 0; s < C::SIMD; s++) {
-#pragma HLS UNROLL
-                    const int k = fi * C::SIMD + s;
-                    if (k < C::CIN_G && group < C::GROUPS) {
-                        ap_int<C::W_BITS> w = W[word][p * C::SIMD + s];
-                        acc[p] += x[t][group * C::CIN_G + k] * w;
-                    }
+            const ap_int<C::W_BITS> w = W[p][wbase + s];
+            if (C::GROUPS == 1) {
+                const int k = kbase + s;
+                const x_t x = k < C::CIN ? xv[k] : x_t(0);  // beyond CIN: a zero-padded input fold
+                if (C::PACK && p % 2 == 1) continue;  // computed with lane p - 1
+                if (C::PACK && p + 1 < C::PE) {
+                    const ap_int<C::W_BITS> w1 = W[p + 1][wbase + s];
+                    ap_int<18> p0;
+                    ap_int<C::W_BITS + x_t::width + 1> p1;
+                    packed_products<C::W_BITS>(w, w1, x, p0, p1);
+                    a[p] += p0;
+                    a[p + 1] += p1;
+                } else {
+                    a[p] += x * w;
+                }
+            } else {
+                // grouped / depthwise: lane p reads its own group (division by a constant only)
+                const int group = (obase + p) / C::COUT_G;  // >= GROUPS only in padding lanes
+                const int k = kbase + s;
+                if (k < C::CIN_G && group < C::GROUPS) {
+                    a[p] += xv[group * C::CIN_G + k] * w;
                 }
             }
         }
     }
 }
 
-// One output pixel: every fold's accumulators, requantized into one packed beat.
 template <class C>
-typename C::out_beat_t mvu_pixel(const ap_int<C::IN_BITS + 1> x[C::TAPS][C::CIN], const typename C::skip_beat_t& skip,
-                                 const typename C::w_t W[][C::PE * C::SIMD], const typename C::bias_t B[][C::PE],
-                                 const typename C::mult_t M[][C::PE], const typename C::mult_t MN[][C::PE],
-                                 const typename C::mult_t SM[][C::PE], const typename C::shift_t S[][C::PE],
-        const typename C::mid_mult_t M1[][C::PE], const typename C::mid_mult_t MN1[][C::PE],
-        const typename C::mid_shift_t S1[][C::PE], const typename C::post_bias_t B2[][C::PE]) {
+void mvu_core(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::skip_beat_t>& skip,
+              hls::stream<typename C::out_beat_t>& out, const typename C::w_t W[C::PE][C::WORDS * C::SIMD],
+              const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::FOLD_O][C::PE],
+              const typename C::mult_t MN[C::MN_FOLD][C::PE], const typename C::skip_mult_t SM[C::SM_FOLD][C::PE],
+              const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
+              const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE], const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
+              const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
 #pragma HLS INLINE
-    typename C::out_beat_t y = 0;
-FOLD_OUT:
-    for (int fo = 0; fo < C::FOLD_O; fo++) {
-        ap_int<C::ACC_BITS> acc[C::PE];
+    typedef typename C::in_beat_t in_beat_t;
+    typedef typename code_type<C::IN_BITS, C::IN_SIGNED>::t x_t;
+    typedef typename code_type<C::SKIP_BITS, C::SKIP_SIGNED>::t skip_t;
+    static const int Y_BITS = C::FOLD_O * C::PE * C::OUT_BITS;
+    static const int O_BITS = C::out_beat_t::width < Y_BITS ? C::out_beat_t::width : Y_BITS;
+    static const int SK_BITS = C::skip_beat_t::width;
+    static const int TOTAL = C::OUT_PIXELS * C::FOLD_O * C::TAPS * C::FOLD_I;
+
+    x_t window[C::TAPS][C::CIN];  // the current pixel's taps (codes), kept for the output folds nf > 0
+#pragma HLS ARRAY_PARTITION variable=window complete dim=2
+    x_t xv[C::CIN];               // the current tap's codes
+#pragma HLS ARRAY_PARTITION variable=xv complete
+    ap_int<C::ACC_BITS> acc[C::PE];
 #pragma HLS ARRAY_PARTITION variable=acc complete
-        mvu_fold<C>(x, W, B, fo, acc);
-        epilogue_fold<C>(acc, skip, fo, M, MN, SM, S, M1, MN1, S1, B2, y);
+    typename C::skip_beat_t sk = 0;       // the pixel's skip beat, shifted by PE channels per fold
+    ap_uint<Y_BITS> y = 0;                // output codes, shifted in PE channels per fold
+    int nf = 0, t = 0, sf = 0;            // fold counters (wrap)
+    int wbase = 0, obase = 0, kbase = 0;  // W column of the word, first lane's channel, k of s = 0
+STEP:
+    for (int i = 0; i < TOTAL; i++) {
+#pragma HLS PIPELINE II=1
+        const bool first = t == 0 && sf == 0;
+        const bool last = t == C::TAPS - 1 && sf == C::FOLD_I - 1;
+        if (sf == 0 && nf == 0) {  // a new tap: unpack the beat once, keep it for the later folds
+            const in_beat_t beat = in.read();
+        UNPACK:
+            for (int c = 0; c < C::CIN; c++) {
+#pragma HLS UNROLL
+                xv[c] = channel_code<C::IN_BITS, C::IN_SIGNED>(beat, c);
+                window[t][c] = xv[c];
+            }
+        } else if (sf == 0) {
+        RELOAD:
+            for (int c = 0; c < C::CIN; c++) {
+#pragma HLS UNROLL
+                xv[c] = window[t][c];
+            }
+        }
+        if (C::RESIDUAL && nf == 0 && first) sk = skip.read();
+        ap_int<C::ACC_BITS> a[C::PE];
+#pragma HLS ARRAY_PARTITION variable=a complete
+    INIT:
+        for (int p = 0; p < C::PE; p++) {
+#pragma HLS UNROLL
+            a[p] = first ? ap_int<C::ACC_BITS>(B[nf][p]) : acc[p];
+        }
+        mac_step<C>(a, xv, W, wbase, obase, kbase);
+    EPILOGUE:
+        for (int p = 0; p < C::PE; p++) {
+#pragma HLS UNROLL
+            acc[p] = a[p];
+            if (last) {
+                const int f1 = C::TWO_STEP ? nf : 0;
+                const skip_t s_code = channel_code<C::SKIP_BITS, C::SKIP_SIGNED>(sk, p);
+                ap_uint<C::OUT_BITS> code = 0;
+                if (obase + p < C::COUT) {
+                    code = epilogue_lane<C>(a[p], s_code, M[nf][p], MN[C::HAS_MULT_NEG ? nf : 0][p],
+                                            SM[C::RESIDUAL ? nf : 0][p], S[nf][p], M1[f1][p],
+                                            MN1[C::HAS_MID_NEG ? nf : 0][p], S1[f1][p],
+                                            B2[C::HAS_POST_BIAS ? nf : 0][p]);
+                }
+                y.range(Y_BITS - (C::PE - p - 1) * C::OUT_BITS - 1, Y_BITS - (C::PE - p) * C::OUT_BITS) = code;
+            }
+        }
+        if (last) {
+            if (C::RESIDUAL && SK_BITS > C::PE * C::SKIP_BITS) sk = sk >> (C::PE * C::SKIP_BITS);
+            if (nf == C::FOLD_O - 1) {
+                typename C::out_beat_t o = 0;
+                o.range(O_BITS - 1, 0) = y.range(O_BITS - 1, 0);
+                out.write(o);
+            }
+            if (C::FOLD_O > 1) y = y >> (C::PE * C::OUT_BITS);
+        }
+        // counters: sf, then t, then nf wrap; the word counter follows (nf, t, sf)
+        if (wbase == (C::WORDS - 1) * C::SIMD) {
+            wbase = 0;
+        } else {
+            wbase += C::SIMD;
+        }
+        if (step<C::FOLD_I>(sf)) {
+            kbase = 0;
+            if (step<C::TAPS>(t)) {
+                if (step<C::FOLD_O>(nf)) {
+                    obase = 0;
+                } else {
+                    obase += C::PE;
+                }
+            }
+        } else {
+            kbase += C::SIMD;
+        }
     }
-    return y;
 }
 
 // Conv (after a sliding-window generator, or directly on the input for a 1x1 stride-1 conv).
 template <class C>
 void conv_mvu(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
-              const typename C::w_t W[C::FOLD_O * C::TAPS * C::FOLD_I][C::PE * C::SIMD],
-              const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::FOLD_O][C::PE],
-              const typename C::mult_t MN[C::MN_FOLD][C::PE], const typename C::shift_t S[C::FOLD_O][C::PE],
-        const typename C::mid_mult_t M1[C::M1_FOLD][C::PE], const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE],
-        const typename C::mid_shift_t S1[C::M1_FOLD][C::PE], const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
-#pragma HLS ARRAY_PARTITION variable=W complete dim=2
-#pragma HLS ARRAY_PARTITION variable=B complete dim=2
-#pragma HLS ARRAY_PARTITION variable=M complete dim=2
-#pragma HLS ARRAY_PARTITION variable=MN complete dim=2
-#pragma HLS ARRAY_PARTITION variable=S complete dim=2
-#pragma HLS ARRAY_PARTITION variable=M1 complete dim=2
-#pragma HLS ARRAY_PARTITION variable=MN1 complete dim=2
-#pragma HLS ARRAY_PARTITION variable=S1 complete dim=2
-#pragma HLS ARRAY_PARTITION variable=B2 complete dim=2
-    const typename C::skip_beat_t no_skip = 0;
-PIXEL:
-    for (int px = 0; px < C::OUT_PIXELS; px++) {
-        ap_int<C::IN_BITS + 1> x[C::TAPS][C::CIN];
-#pragma HLS ARRAY_PARTITION variable=x complete dim=2
-        read_taps<C>(in, x);
-        out.write(mvu_pixel<C>(x, no_skip, W, B, M, MN, M, S, M1, MN1, S1, B2));
-    }
+              const typename C::w_t W[C::PE][C::WORDS * C::SIMD], const typename C::bias_t B[C::FOLD_O][C::PE],
+              const typename C::mult_t M[C::FOLD_O][C::PE], const typename C::mult_t MN[C::MN_FOLD][C::PE],
+              const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
+              const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE], const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
+              const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
+    hls::stream<typename C::skip_beat_t> no_skip("no_skip");  // never read: RESIDUAL == 0
+    static const typename C::skip_mult_t SM[1][C::PE] = {};
+    mvu_core<C>(in, no_skip, out, W, B, M, MN, SM, S, M1, MN1, S1, B2);
 }
 
 // Conv whose epilogue adds a residual branch, read beat by beat from `skip`.
 template <class C>
 void conv_mvu_residual(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::skip_beat_t>& skip,
-                       hls::stream<typename C::out_beat_t>& out,
-                       const typename C::w_t W[C::FOLD_O * C::TAPS * C::FOLD_I][C::PE * C::SIMD],
+                       hls::stream<typename C::out_beat_t>& out, const typename C::w_t W[C::PE][C::WORDS * C::SIMD],
                        const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::FOLD_O][C::PE],
-                       const typename C::mult_t MN[C::MN_FOLD][C::PE], const typename C::mult_t SM[C::SM_FOLD][C::PE],
-                       const typename C::shift_t S[C::FOLD_O][C::PE],
-        const typename C::mid_mult_t M1[C::M1_FOLD][C::PE], const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE],
-        const typename C::mid_shift_t S1[C::M1_FOLD][C::PE], const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
-#pragma HLS ARRAY_PARTITION variable=W complete dim=2
-#pragma HLS ARRAY_PARTITION variable=B complete dim=2
-#pragma HLS ARRAY_PARTITION variable=M complete dim=2
-#pragma HLS ARRAY_PARTITION variable=MN complete dim=2
-#pragma HLS ARRAY_PARTITION variable=SM complete dim=2
-#pragma HLS ARRAY_PARTITION variable=S complete dim=2
-#pragma HLS ARRAY_PARTITION variable=M1 complete dim=2
-#pragma HLS ARRAY_PARTITION variable=MN1 complete dim=2
-#pragma HLS ARRAY_PARTITION variable=S1 complete dim=2
-#pragma HLS ARRAY_PARTITION variable=B2 complete dim=2
-PIXEL:
-    for (int px = 0; px < C::OUT_PIXELS; px++) {
-        ap_int<C::IN_BITS + 1> x[C::TAPS][C::CIN];
-#pragma HLS ARRAY_PARTITION variable=x complete dim=2
-        read_taps<C>(in, x);
-        const typename C::skip_beat_t s = skip.read();
-        out.write(mvu_pixel<C>(x, s, W, B, M, MN, SM, S, M1, MN1, S1, B2));
-    }
+                       const typename C::mult_t MN[C::MN_FOLD][C::PE],
+                       const typename C::skip_mult_t SM[C::SM_FOLD][C::PE], const typename C::shift_t S[C::FOLD_O][C::PE],
+                       const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
+                       const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE],
+                       const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
+                       const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
+    mvu_core<C>(in, skip, out, W, B, M, MN, SM, S, M1, MN1, S1, B2);
 }
 
 // Dense (Gemm): the whole input vector, in stream order, is one "window" of TAPS = input pixels;
 // the weight columns were permuted into that order by the compiler.
 template <class C>
 void dense(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
-           const typename C::w_t W[C::FOLD_O * C::TAPS * C::FOLD_I][C::PE * C::SIMD],
-           const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::FOLD_O][C::PE],
-           const typename C::mult_t MN[C::MN_FOLD][C::PE], const typename C::shift_t S[C::FOLD_O][C::PE],
-        const typename C::mid_mult_t M1[C::M1_FOLD][C::PE], const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE],
-        const typename C::mid_shift_t S1[C::M1_FOLD][C::PE], const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
+           const typename C::w_t W[C::PE][C::WORDS * C::SIMD], const typename C::bias_t B[C::FOLD_O][C::PE],
+           const typename C::mult_t M[C::FOLD_O][C::PE], const typename C::mult_t MN[C::MN_FOLD][C::PE],
+           const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
+           const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE], const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
+           const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
     static_assert(C::OUT_PIXELS == 1 && C::GROUPS == 1, "a dense layer makes one pixel, ungrouped");
     conv_mvu<C>(in, out, W, B, M, MN, S, M1, MN1, S1, B2);
 }

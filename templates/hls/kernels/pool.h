@@ -2,15 +2,21 @@
 //
 // Windowed pools read K_H*K_W window beats per output pixel from the sliding-window generator
 // (padding taps hold PAD_VALUE: the lowest code for max, the input zero point for average); global
-// pools read the whole frame directly. All channels of a pixel are processed in parallel, one
-// beat per cycle.
+// pools read the whole frame directly (TAPS = IN_PIXELS). One flattened II=1 loop over (pixel, tap)
+// with a wrapping tap counter; all channels of a beat per cycle (compares / adds only).
 //   max:      y[c] = max over taps of x[c]                      (integer domain, no rescaling)
-//   average:  v = (sum over taps of x[c] - TAPS*X_ZP) * M[c];  y = clamp(ZP + round_shift(v, S[c]), LO, HI)
-// Average pools divide by the kernel area (TAPS) through M; tables M, S are [CHANNELS].
+//   average:  two processes in a DATAFLOW region, so that one pixel's requant overlaps the next
+//             pixel's window: window_sums (OUT_PIXELS*TAPS cycles) sums every channel and passes the
+//             sums of a pixel as one beat; requant_lanes (OUT_PIXELS*FOLD cycles) requantizes PE
+//             channels per cycle, FOLD = ceil(CHANNELS/PE) times per pixel:
+//             v = (sum - TAPS*X_ZP) * M[c];  y = clamp(ZP + round_shift(v, S[c]), LO, HI)
+//             The layer takes max(in_pixels, OUT_PIXELS * max(TAPS, FOLD)) cycles (the cycle model);
+//             a global pool over 64 channels with PE = 1 is one requant unit.
+// Average pools divide by the kernel area (TAPS) through M; tables M, S are [FOLD][PE].
 //
 // Config C: OUT_PIXELS, TAPS, CHANNELS, IN_BITS, IN_SIGNED, OUT_BITS, in_beat_t, out_beat_t; average
-//           pools also X_ZP, ACC_BITS, MULT_BITS, ZP, LO, HI, ROUNDING, mult_t, shift_t. Global
-//           pools use IN_PIXELS (the frame) as their TAPS.
+//           pools also X_ZP, ACC_BITS, MULT_BITS, PE, FOLD, ZP, LO, HI, ROUNDING, mult_t, shift_t,
+//           sums_t. Global pools use IN_PIXELS (the frame) as their TAPS.
 #ifndef HLSGEN_POOL_H
 #define HLSGEN_POOL_H
 
@@ -19,92 +25,125 @@
 
 namespace hlsgen {
 
-// Max over N beats of `in`, per channel.
-template <class C, int N>
-typename C::out_beat_t max_of_beats(hls::stream<typename C::in_beat_t>& in) {
+// Max over N beats of `in` per output pixel, per channel.
+template <class C, int N, int PIXELS>
+void max_of_beats(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out) {
 #pragma HLS INLINE
-    ap_int<C::IN_BITS + 1> best[C::CHANNELS];
+    typedef typename code_type<C::IN_BITS, C::IN_SIGNED>::t x_t;
+    x_t best[C::CHANNELS];
 #pragma HLS ARRAY_PARTITION variable=best complete
+    int t = 0;
 TAP:
-    for (int t = 0; t < N; t++) {
+    for (int i = 0; i < PIXELS * N; i++) {
 #pragma HLS PIPELINE II=1
         const typename C::in_beat_t beat = in.read();
+        typename C::out_beat_t y = 0;
     CHANNEL:
         for (int c = 0; c < C::CHANNELS; c++) {
 #pragma HLS UNROLL
-            const ap_int<C::IN_BITS + 1> v = get_channel<C::IN_BITS, C::IN_SIGNED>(beat, c);
-            if (t == 0 || v > best[c]) best[c] = v;
+            const x_t v = channel_code<C::IN_BITS, C::IN_SIGNED>(beat, c);
+            const x_t m = (t == 0 || v > best[c]) ? v : best[c];
+            best[c] = m;
+            set_channel<C::OUT_BITS>(y, c, m);
         }
+        if (t == N - 1) out.write(y);
+        step<N>(t);
     }
-    typename C::out_beat_t y = 0;
-PACK:
-    for (int c = 0; c < C::CHANNELS; c++) {
-#pragma HLS UNROLL
-        set_channel<C::OUT_BITS>(y, c, best[c]);
-    }
-    return y;
-}
-
-// Average over N beats of `in`, per channel, requantized.
-template <class C, int N>
-typename C::out_beat_t average_of_beats(hls::stream<typename C::in_beat_t>& in, const typename C::mult_t M[C::CHANNELS],
-                                        const typename C::shift_t S[C::CHANNELS]) {
-#pragma HLS INLINE
-    ap_int<C::ACC_BITS> sum[C::CHANNELS];
-#pragma HLS ARRAY_PARTITION variable=sum complete
-    const int x_zp = C::X_ZP;
-TAP:
-    for (int t = 0; t < N; t++) {
-#pragma HLS PIPELINE II=1
-        const typename C::in_beat_t beat = in.read();
-    CHANNEL:
-        for (int c = 0; c < C::CHANNELS; c++) {
-#pragma HLS UNROLL
-            const ap_int<C::IN_BITS + 1> v = get_channel<C::IN_BITS, C::IN_SIGNED>(beat, c);
-            sum[c] = (t == 0 ? ap_int<C::ACC_BITS>(0) : sum[c]) + v;
-        }
-    }
-    typename C::out_beat_t y = 0;
-REQUANT:
-    for (int c = 0; c < C::CHANNELS; c++) {
-#pragma HLS UNROLL
-        const ap_int<C::ACC_BITS> centred = sum[c] - ap_int<C::ACC_BITS>(N * x_zp);
-        const ap_int<C::MULT_BITS> m = M[c];
-        set_channel<C::OUT_BITS>(y, c, requant<C>(scale_acc<0, C::MULT_BITS>(centred, m, m), S[c]));
-    }
-    return y;
 }
 
 template <class C>
 void maxpool(hls::stream<typename C::in_beat_t>& win, hls::stream<typename C::out_beat_t>& out) {
-PIXEL:
-    for (int px = 0; px < C::OUT_PIXELS; px++) {
-        out.write(max_of_beats<C, C::TAPS>(win));
+    max_of_beats<C, C::TAPS, C::OUT_PIXELS>(win, out);
+}
+
+template <class C>
+void global_maxpool(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out) {
+    max_of_beats<C, C::IN_PIXELS, 1>(in, out);
+}
+
+// Every channel's sum over N beats, one sums beat (CHANNELS x ACC_BITS) per output pixel.
+template <class C, int N, int PIXELS>
+void window_sums(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::sums_t>& sums) {
+    ap_int<C::ACC_BITS> acc[C::CHANNELS];
+#pragma HLS ARRAY_PARTITION variable=acc complete
+    int t = 0;
+SUM:
+    for (int i = 0; i < PIXELS * N; i++) {
+#pragma HLS PIPELINE II=1
+        const typename C::in_beat_t beat = in.read();
+        typename C::sums_t y = 0;
+    CHANNEL:
+        for (int c = 0; c < C::CHANNELS; c++) {
+#pragma HLS UNROLL
+            const ap_int<C::ACC_BITS> a = (t == 0 ? ap_int<C::ACC_BITS>(0) : acc[c]) +
+                                          channel_code<C::IN_BITS, C::IN_SIGNED>(beat, c);
+            acc[c] = a;
+            y.range(c * C::ACC_BITS + C::ACC_BITS - 1, c * C::ACC_BITS) = a;
+        }
+        if (t == N - 1) sums.write(y);
+        step<N>(t);
+    }
+}
+
+// PE requant lanes over FOLD folds per pixel: lane p of fold f requantizes channel f*PE + p.
+template <class C, int N, int PIXELS>
+void requant_lanes(hls::stream<typename C::sums_t>& sums, hls::stream<typename C::out_beat_t>& out,
+                   const typename C::mult_t M[C::FOLD][C::PE], const typename C::shift_t S[C::FOLD][C::PE]) {
+    static const int Y_BITS = C::FOLD * C::PE * C::OUT_BITS;
+    static const int O_BITS = C::out_beat_t::width < Y_BITS ? C::out_beat_t::width : Y_BITS;
+    static const int SUM_BITS = C::sums_t::width;
+    const int x_zp = C::X_ZP;
+    typename C::sums_t held = 0;
+    ap_uint<Y_BITS> y = 0;
+    int f = 0, cbase = 0;
+LANES:
+    for (int i = 0; i < PIXELS * C::FOLD; i++) {
+#pragma HLS PIPELINE II=1
+        typename C::sums_t cur = f == 0 ? sums.read() : held;
+    LANE:
+        for (int p = 0; p < C::PE; p++) {
+#pragma HLS UNROLL
+            ap_int<C::ACC_BITS> sum;
+            sum.range(C::ACC_BITS - 1, 0) = cur.range(p * C::ACC_BITS + C::ACC_BITS - 1, p * C::ACC_BITS);
+            const ap_int<C::ACC_BITS> centred = sum - ap_int<C::ACC_BITS>(N * x_zp);
+            const ap_int<C::MULT_BITS> m = M[f][p];
+            ap_uint<C::OUT_BITS> code = 0;
+            if (cbase + p < C::CHANNELS) code = requant<C>(scale_acc<0, C::MULT_BITS>(centred, m, m), S[f][p]);
+            y.range(Y_BITS - (C::PE - p - 1) * C::OUT_BITS - 1, Y_BITS - (C::PE - p) * C::OUT_BITS) = code;
+        }
+        if (SUM_BITS > C::PE * C::ACC_BITS) held = cur >> (C::PE * C::ACC_BITS);
+        if (f == C::FOLD - 1) {
+            typename C::out_beat_t o = 0;
+            o.range(O_BITS - 1, 0) = y.range(O_BITS - 1, 0);
+            out.write(o);
+        }
+        if (C::FOLD > 1) y = y >> (C::PE * C::OUT_BITS);
+        if (step<C::FOLD>(f)) {
+            cbase = 0;
+        } else {
+            cbase += C::PE;
+        }
     }
 }
 
 template <class C>
 void avgpool(hls::stream<typename C::in_beat_t>& win, hls::stream<typename C::out_beat_t>& out,
-             const typename C::mult_t M[C::CHANNELS], const typename C::shift_t S[C::CHANNELS]) {
-#pragma HLS ARRAY_PARTITION variable=M complete
-#pragma HLS ARRAY_PARTITION variable=S complete
-PIXEL:
-    for (int px = 0; px < C::OUT_PIXELS; px++) {
-        out.write(average_of_beats<C, C::TAPS>(win, M, S));
-    }
-}
-
-template <class C>
-void global_maxpool(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out) {
-    out.write(max_of_beats<C, C::IN_PIXELS>(in));
+             const typename C::mult_t M[C::FOLD][C::PE], const typename C::shift_t S[C::FOLD][C::PE]) {
+#pragma HLS DATAFLOW
+    hls::stream<typename C::sums_t> sums("sums");
+#pragma HLS STREAM variable=sums depth=2
+    window_sums<C, C::TAPS, C::OUT_PIXELS>(win, sums);
+    requant_lanes<C, C::TAPS, C::OUT_PIXELS>(sums, out, M, S);
 }
 
 template <class C>
 void global_avgpool(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
-                    const typename C::mult_t M[C::CHANNELS], const typename C::shift_t S[C::CHANNELS]) {
-#pragma HLS ARRAY_PARTITION variable=M complete
-#pragma HLS ARRAY_PARTITION variable=S complete
-    out.write(average_of_beats<C, C::IN_PIXELS>(in, M, S));
+                    const typename C::mult_t M[C::FOLD][C::PE], const typename C::shift_t S[C::FOLD][C::PE]) {
+#pragma HLS DATAFLOW
+    hls::stream<typename C::sums_t> sums("sums");
+#pragma HLS STREAM variable=sums depth=2
+    window_sums<C, C::IN_PIXELS, 1>(in, sums);
+    requant_lanes<C, C::IN_PIXELS, 1>(sums, out, M, S);
 }
 
 }  // namespace hlsgen

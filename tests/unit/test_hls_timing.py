@@ -1,0 +1,93 @@
+"""The timed model of the generated HLS dataflow (hlsgen.sim.hls_timing): cycles per frame.
+
+Each kernel call of the generated top function is simulated as its pipelined loop (trip count,
+stream accesses per iteration, blocking FIFOs of the generated depths) over several frames. The
+network's steady-state interval must be its slowest loop's trip count: the cycle model
+(Dataflow.cycles_per_frame) for the ResNet example and for the test nets, except where a
+sliding-window generator feeding a one-tap-per-cycle unit is itself the slowest loop (its line-buffer
+fill is paid once per frame: named in docs/hls.md). The negative control runs the same designs with
+the deadlock-only FIFO depths (no rate sizing) and must come out slower.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import hlsgen.backends.hls as hls
+from hlsgen.api import compile_model
+from hlsgen.config import config_from_dict
+from hlsgen.errors import HlsgenError
+from hlsgen.hw.dataflow import build_dataflow
+from hlsgen.hw.model import Dataflow
+from hlsgen.sim.hls_timing import DEPTH, time_network
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
+from test_csim_ops import CONFIGS, OPS_NET, WIDE_NET  # noqa: E402
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "resnet_cifar"
+MVU = ("conv_mvu", "conv_mvu_residual", "dense", "dwconv_mvu", "dwconv_mvu_residual")
+
+
+def _net(tmp_path: Path, name: str) -> tuple[Dataflow, object]:
+    if name == "resnet":
+        c = compile_model(EXAMPLE / "model.onnx", EXAMPLE / "config.yaml", EXAMPLE / "calib.npy")
+    else:
+        (tmp_path / "m.yaml").write_text(WIDE_NET if name == "wide" else OPS_NET)
+        c = compile_model(tmp_path / "m.yaml", config_from_dict(CONFIGS.get(name, {}), "t"))
+    return build_dataflow(c.graph, c.config.hw), c.config.hw
+
+
+@pytest.fixture(scope="module")
+def resnet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Dataflow, object]:
+    return _net(tmp_path_factory.mktemp("timing"), "resnet")
+
+
+def test_resnet_cycles_per_frame_are_the_cycle_model(resnet: tuple[Dataflow, object]) -> None:
+    df, hw = resnet
+    t = time_network(df, hw, frames=3, drain=False)
+    assert t.cycles_per_frame == df.cycles_per_frame  # 36,864 at the example's folds
+    layers = {lay.name: lay for lay in df.layers}
+    for p in t.processes:
+        if p.layer and p.name.split("(")[0] in MVU:
+            assert p.iters == layers[p.layer].cycles, p.name  # the MVU loop is the cycle model, exactly
+        elif p.layer:
+            assert p.iters <= df.cycles_per_frame, p.name
+        assert p.frame_ends[-1] - p.frame_ends[-2] == df.cycles_per_frame, p.name  # nothing runs slower
+
+
+@pytest.mark.parametrize("name", ["ops_int8", "ops_mixed", "wide"])
+def test_test_nets_run_at_their_slowest_loop(name: str, tmp_path: Path) -> None:
+    df, hw = _net(tmp_path, name)
+    t = time_network(df, hw, frames=3, drain=False)
+    slowest = max(p.iters for p in t.processes)
+    assert t.cycles_per_frame == slowest
+    # the cycle model, or a line-buffer fill (at most the window's first rows) on top of it
+    assert df.cycles_per_frame <= t.cycles_per_frame <= df.cycles_per_frame + 2 * 12 + 3
+    drained = time_network(df, hw, frames=3, drain=True)  # non-rewinding pipelines drain every frame
+    assert t.cycles_per_frame <= drained.cycles_per_frame <= t.cycles_per_frame + max(DEPTH.values())
+
+
+@pytest.mark.parametrize("name", ["ops_mixed", "wide"])
+def test_negative_control_without_rate_sizing_is_slower(name: str, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    df, hw = _net(tmp_path, name)
+    assert time_network(df, hw, frames=3, drain=False).cycles_per_frame == df.cycles_per_frame
+    monkeypatch.setattr(hls, "rate_depths", lambda df, codes: dict(df.fifo_depth))
+    assert time_network(df, hw, frames=3, drain=False).cycles_per_frame > df.cycles_per_frame
+
+
+def test_beats_over_4096_bits_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "m.yaml").write_text("""
+name: too_wide
+input: {name: x, shape: [4, 3, 3]}
+layers:
+  - {name: c1, op: conv, filters: 520, kernel: 1}
+  - {name: c2, op: conv, filters: 4, kernel: 1}
+""")
+    c = compile_model(tmp_path / "m.yaml", config_from_dict({}, "t"))
+    df = build_dataflow(c.graph, c.config.hw)
+    with pytest.raises(HlsgenError, match=r"stream \S+ \(read by layer_c2\) has 4160-bit beats .* 4096-bit limit"):
+        hls.hls_context(df, c.config.hw)
