@@ -104,27 +104,29 @@ def _find_resources(obj: Any) -> dict[str, Any] | None:
 
 
 def synth(out: Path, logs: Path) -> dict[str, Any]:
-    """`hlsgen synth OUT`; resources from the JSON it writes under OUT (or its stdout as a fallback)."""
+    """`hlsgen synth OUT`: the totals of OUT/synth/utilization.json (BRAM36 counted as BRAM36 + BRAM18/2),
+    or, should that file not be there, the first DSP/LUT mapping in any new JSON file under OUT/synth."""
     before = time.time()
     rc, text, secs = run([*hlsgen_cmd(), "synth", str(out)], logs / "synth.log")
     res: dict[str, Any] = {"status": "ok" if rc == 0 else f"exit {rc}", "seconds": round(secs, 1),
                            "log": str(logs / "synth.log")}
-    for f in sorted(out.rglob("*.json"), key=lambda p: -p.stat().st_mtime):
-        if f.stat().st_mtime < before or "synth" not in str(f.relative_to(out)).lower():
-            continue
-        found = _find_resources(json.loads(f.read_text()))
-        if found:
-            res["file"] = str(f)
-            for k in ("dsp", "lut", "ff", "bram36", "lutram"):
-                if k in found:
-                    res[k] = found[k]
-            break
+    util = out / "synth" / "utilization.json"
+    if util.exists() and util.stat().st_mtime >= before - 1:
+        u = json.loads(util.read_text())
+        total = u.get("total", {})
+        res.update(file=str(util), part=u.get("part"), failed_runs=u.get("failed", []), over=u.get("over", []),
+                   dsp=total.get("dsp"), lut=total.get("lut"), lutram=total.get("lutram"), ff=total.get("ff"),
+                   bram18=total.get("bram18"), bram36=total.get("bram36_eq", total.get("bram36")),
+                   wall_seconds=u.get("wall_seconds"))
     else:
-        for k, pat in (("dsp", r"DSP\w*\D{0,20}?(\d[\d,]*)"), ("lut", r"LUTs?\D{0,20}?(\d[\d,]*)"),
-                       ("bram36", r"BRAM\w*\D{0,20}?(\d[\d,.]*)")):
-            m = re.search(pat, text, re.IGNORECASE)
-            if m:
-                res[k] = float(m.group(1).replace(",", ""))
+        files = [f for f in (out / "synth").rglob("*.json") if f.stat().st_mtime >= before - 1] \
+            if (out / "synth").is_dir() else []
+        for f in files:
+            found = _find_resources(json.loads(f.read_text()))
+            if found:
+                res["file"] = str(f)
+                res.update({k: found[k] for k in ("dsp", "lut", "ff", "bram36", "lutram") if k in found})
+                break
     if rc != 0:
         res["error"] = (text.strip().splitlines() or [""])[-1][:300]
     return res
