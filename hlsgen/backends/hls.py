@@ -187,13 +187,15 @@ def check_beat_widths(df: Dataflow, codes: list[LayerCode]) -> None:
 
 def rate_depths(df: Dataflow, codes: list[LayerCode]) -> dict[tuple[str, str], int]:
     """FIFO depths sized for rate as well as for deadlock (the deadlock depths are Dataflow.fifo_depth,
-    from hlsgen.hw.fifo). One call of the top function is one frame, so a sliding-window generator
-    reads the next frame only once it has emitted the last window of this one: its `tail` (windows
-    emitted after its last read x the unit's cycles per window) is a stretch in which its producer
-    cannot deliver. A producer that has less slack (T - its own cycles per frame) than the tail
-    would stall the network, so the FIFO in front of the generator holds what the producer makes in
-    the rest of the tail: ceil((tail - slack) x producer pixels / producer cycles) beats more. The
-    timed model (hlsgen.sim.hls_timing) checks the result: cycles per frame = the cycle model."""
+    from hlsgen.hw.fifo, unchanged). One call of the top function is one frame, so a sliding-window
+    generator reads the next frame only once it has emitted the last window of this one: its `tail`
+    (windows emitted after its last read x the unit's cycles per window) is a stretch in which it
+    reads nothing. A layer producing its input keeps producing the next frame at the network's rate
+    (pixels / cycles per frame: even a fast producer's input arrives at that rate, so its slack does
+    not help), so the FIFO in front of the generator gets ceil(tail x pixels / period) beats more;
+    the network input is not a layer and simply waits. A residual join's skip FIFO likewise gets the
+    skip beats of the next frame that arrive during the join's generator tail. The timed model
+    (hlsgen.sim.hls_timing) checks the result against the cycle model."""
     depths = dict(df.fifo_depth)
     period = df.cycles_per_frame
     producers = {lay.output: lay for lay in df.layers}
@@ -206,10 +208,13 @@ def rate_depths(df: Dataflow, codes: list[LayerCode]) -> dict[tuple[str, str], i
         windows_after = int(emits[np.flatnonzero(reads)[-1] + 1:].sum()) / k["TAPS"]
         tail = windows_after * layer.cycles / k["OUT_PIXELS"]
         src = layer.inputs[0]
-        prod = producers.get(src)
-        made = prod.cycles if prod else df.input.pixels  # the producer's cycles per frame
-        extra = math.ceil(max(0.0, tail - (period - made)) * df.streams[src].pixels / max(made, 1))
-        depths[(src, layer.name)] += extra
+        if src in producers:  # the network input may simply wait; a layer may not
+            depths[(src, layer.name)] += math.ceil(tail * df.streams[src].pixels / period)
+        if len(layer.inputs) == 2 and layer.inputs[1] != src:
+            # a residual join: while its generator finishes this frame, the skip branch streams the
+            # next one at the network's rate (its producer may be fast, but the fork feeding it is not)
+            skip = layer.inputs[1]
+            depths[(skip, layer.name)] += math.ceil(tail * df.streams[skip].pixels / period)
     return depths
 
 

@@ -54,6 +54,9 @@ class Process:
     k: int = 0
     frame_start: int = 0
     frame_ends: list[int] = field(default_factory=list)
+    stalls: dict[str, int] = field(default_factory=dict)  # cycles stalled per (stream, full/empty)
+    due: int = 0  # the cycle the current iteration was due
+    blocked_on: str = ""
 
 
 @dataclass
@@ -204,15 +207,21 @@ def simulate(procs: list[Process], fifos: dict[str, Fifo], frames: int) -> None:
             _window_step(t, pid, p, counters, fifos, heap, frames)
             continue
         it, reads, writes = p.ops[p.k]
-        blocked = [fifos[s] for s in reads if not fifos[s].can_read(t)] + \
-                  [fifos[s] for s in writes if not fifos[s].can_write(t)]
+        names = [f"{s} empty" for s in reads if not fifos[s].can_read(t)] + \
+                [f"{s} full" for s in writes if not fifos[s].can_write(t)]
+        blocked = [fifos[n.rsplit(" ", 1)[0]] for n in names]
         if blocked:
+            if not p.blocked_on:
+                p.blocked_on, p.due = names[0], t
             if any(f.last_event() >= t for f in blocked):
                 heapq.heappush(heap, (t + 1, pid))  # the other side acted this cycle: retry next cycle
             else:
                 for f in blocked:
                     f.waiters.add(pid)
             continue
+        if p.blocked_on:
+            p.stalls[p.blocked_on] = p.stalls.get(p.blocked_on, 0) + t - p.due
+            p.blocked_on = ""
         for s in reads:
             fifos[s].reads.append(t)
         for s in writes:
