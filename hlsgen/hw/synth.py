@@ -54,6 +54,7 @@ RESOURCES = ("dsp", "lut", "lutram", "ff", "bram18", "bram36", "bram36_eq")
 GLUE = "glue"
 _MODULE = re.compile(r"^module (\w+) \(.*?^endmodule\b", re.M | re.S)
 _MEM = re.compile(r'"([A-Za-z0-9_.-]+\.mem)"')
+_PRIMITIVE = re.compile(r"[A-Z][A-Z0-9_]*")  # Xilinx cells; not submodules, blackboxes or $-cells
 _KIND = re.compile(r"^\s*// (\w+): (\w+)", re.M)
 
 
@@ -157,9 +158,10 @@ def run_job(job: Job, yosys: str, version: str, family: str, use_cache: bool, wo
     """Synthesize one job (or take it from the cache); the result dict, with its log in `work`."""
     entry = cache_root() / job_key(job, version, family)
     log_file = work / f"{job.name}.log"
-    if use_cache and (entry / "result.json").is_file():
+    if use_cache and (entry / "run.json").is_file():  # Yosys's own output is cached; counted afresh
         shutil.copyfile(entry / "yosys.log", log_file)
-        return {**json.loads((entry / "result.json").read_text()), "cached": True}
+        seconds = json.loads((entry / "run.json").read_text())["seconds"]
+        return {**_counted(entry / "stat.json", job.top, seconds), "cached": True}
     folder = work / f"{job.name}.run"
     folder.mkdir()
     for name, data in (*job.sources, *job.data):
@@ -180,10 +182,14 @@ def run_job(job: Job, yosys: str, version: str, family: str, use_cache: bool, wo
         tail = errors[-1:] or ["no output"]
         return {"status": "failed", "error": f"yosys exit {r.returncode}: {tail[0][:200]}", "seconds": seconds,
                 "cached": False}
-    cells = hierarchy_cells(json.loads(stat.read_text()), job.top)
-    result = {"status": "ok", "cells": cells, "resources": resources(cells), "seconds": seconds}
-    _store(entry, result, log_text)
+    result = _counted(stat, job.top, seconds)
+    _store(entry, seconds, folder)
     return {**result, "cached": False}
+
+
+def _counted(stat: Path, top: str, seconds: float) -> dict[str, Any]:
+    cells = hierarchy_cells(json.loads(stat.read_text()), top)
+    return {"status": "ok", "cells": cells, "resources": resources(cells), "seconds": seconds}
 
 
 _RUNNING: set[subprocess.Popen[str]] = set()
@@ -213,11 +219,15 @@ def _stop_all() -> None:
             proc.kill()
 
 
-def _store(entry: Path, result: dict[str, Any], log: Path) -> None:
+def _store(entry: Path, seconds: float, run: Path) -> None:
+    """Cache entry: Yosys's stat.json and log, and the run's seconds (written last: the entry is
+    complete when run.json exists; a finished entry appears by one rename)."""
     entry.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name[:16]}.tmp-", dir=entry.parent))
-    shutil.copyfile(log, tmp / "yosys.log")
-    (tmp / "result.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    for name in ("stat.json", "yosys.log"):
+        shutil.copyfile(run / name, tmp / name)
+    (tmp / "run.json").write_text(json.dumps({"seconds": seconds}) + "\n")
+    shutil.rmtree(entry, ignore_errors=True)  # an incomplete or --no-cache entry
     try:
         os.replace(tmp, entry)
     except OSError:  # another run stored the same key first
@@ -225,7 +235,7 @@ def _store(entry: Path, result: dict[str, Any], log: Path) -> None:
 
 
 def hierarchy_cells(stat: dict[str, Any], top: str) -> dict[str, int]:
-    """Primitive cell counts of `top` with every submodule instance counted (from `stat -json`)."""
+    """Xilinx primitive counts of `top`, every submodule instance counted (from `stat -json`)."""
     modules = stat["modules"]
     memo: dict[str, dict[str, int]] = {}
 
@@ -242,7 +252,7 @@ def hierarchy_cells(stat: dict[str, Any], top: str) -> dict[str, int]:
     key = next((k for k in (top, "\\" + top) if k in modules), None)
     if key is None:
         raise HlsgenError(f"Yosys stat has no module {top}")
-    return {c: n for c, n in sorted(count(key).items()) if not c.startswith("$") and c not in modules}
+    return {c: n for c, n in sorted(count(key).items()) if _PRIMITIVE.fullmatch(c)}
 
 
 def resources(cells: dict[str, int]) -> dict[str, float]:
