@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 import hlsgen.backends.hls as hls
 from hlsgen.api import compile_model
@@ -31,24 +32,27 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "resnet_cifar"
 MVU = ("conv_mvu", "conv_mvu_residual", "dense", "dwconv_mvu", "dwconv_mvu_residual")
 
 
-def _net(tmp_path: Path, name: str) -> tuple[Dataflow, object]:
+def _net(tmp_path: Path, name: str, hw: dict | None = None) -> tuple[Dataflow, object]:
     if name == "resnet":
-        c = compile_model(EXAMPLE / "model.onnx", EXAMPLE / "config.yaml", EXAMPLE / "calib.npy")
+        config = yaml.safe_load((EXAMPLE / "config.yaml").read_text())
+        if hw:
+            config["hw"] = hw
+        c = compile_model(EXAMPLE / "model.onnx", config_from_dict(config, "t"), EXAMPLE / "calib.npy")
     else:
         (tmp_path / "m.yaml").write_text(WIDE_NET if name == "wide" else OPS_NET)
         c = compile_model(tmp_path / "m.yaml", config_from_dict(CONFIGS.get(name, {}), "t"))
     return build_dataflow(c.graph, c.config.hw), c.config.hw
 
 
-@pytest.fixture(scope="module")
-def resnet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Dataflow, object]:
-    return _net(tmp_path_factory.mktemp("timing"), "resnet")
+@pytest.fixture(scope="module", params=[None, {"pe": 2, "simd": 8}], ids=["example", "pe2_simd8"])
+def resnet(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Dataflow, object]:
+    return _net(tmp_path_factory.mktemp("timing"), "resnet", request.param)
 
 
 def test_resnet_cycles_per_frame_are_the_cycle_model(resnet: tuple[Dataflow, object]) -> None:
     df, hw = resnet
     t = time_network(df, hw, frames=3, drain=False)
-    assert t.cycles_per_frame == df.cycles_per_frame  # 36,864 at the example's folds
+    assert t.cycles_per_frame == df.cycles_per_frame  # 36,864 at the example's folds, 147,456 at 2/8
     layers = {lay.name: lay for lay in df.layers}
     for p in t.processes:
         if p.layer and p.name.split("(")[0] in MVU:
