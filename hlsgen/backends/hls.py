@@ -32,7 +32,7 @@ from hlsgen.backends.render import TEMPLATES, TESTBENCH, copy_tree, render
 from hlsgen.config_hw import HwConfig
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.fifo import FIFO_MARGIN
-from hlsgen.hw.model import Dataflow, Stream
+from hlsgen.hw.model import Dataflow, Layer, Stream
 
 GENERATED = {"src/top.cpp": "top.cpp.j2", "src/top.h": "top.h.j2", "src/params.h": "params.h.j2",
              "src/weights.h": "weights.h.j2", "tb/tb_glue.h": "tb_glue.h.j2", "hls_config.cfg": "hls_config.cfg.j2",
@@ -132,8 +132,7 @@ def layer_calls(code: LayerCode, df: Dataflow, w: Wiring, name: str) -> list[dic
     ins = [w.reads[(s, name, i)] for i, s in enumerate(layer.inputs)]
     calls: list[dict[str, Any]] = []
     if code.window:
-        taps = next(c["value"] for c in code.consts if c["name"] == "TAPS")
-        win = w.declare(f"s_{name}_window", df.streams[layer.inputs[0]], max(FIFO_MARGIN, taps),
+        win = w.declare(f"s_{name}_window", df.streams[layer.inputs[0]], window_fifo_depth(code, layer),
                         f"{name}: window taps")
         calls.append({"func": "sliding_window", "targs": [code.cfg], "args": [ins[0], win]})
         ins[0] = win
@@ -216,6 +215,18 @@ def rate_depths(df: Dataflow, codes: list[LayerCode]) -> dict[tuple[str, str], i
             skip = layer.inputs[1]
             depths[(skip, layer.name)] += math.ceil(tail * df.streams[skip].pixels / period)
     return depths
+
+
+def window_fifo_depth(code: LayerCode, layer: Layer) -> int:
+    """The FIFO between a sliding-window generator and its unit: whole windows, enough of them that
+    the generator, which may emit them ahead, can read the next frame's first rows (its fill: the
+    reads before its first tap) while the unit still works on this frame's last windows. One window
+    unless the unit spends fewer cycles per window than the fill (e.g. one tap per cycle)."""
+    k = {c["name"]: c["value"] for c in code.consts}
+    reads, emits = window_schedule({g: k[g] for g in GEOMETRY})
+    fill = int(np.argmax(emits))  # read-only iterations before the first tap
+    per_window = layer.cycles / k["OUT_PIXELS"]
+    return max(FIFO_MARGIN, k["TAPS"] * max(1, math.ceil(fill / per_window)))
 
 
 GEOMETRY = ("IN_H", "IN_W", "K_H", "K_W", "STRIDE_H", "STRIDE_W", "DIL_H", "DIL_W", "PAD_T", "PAD_L", "PAD_B", "PAD_R",
