@@ -7,6 +7,8 @@ generated glue, with comments, string literals and `#ifdef HLSGEN_TAP` blocks (C
   - no recursion: the call graph of the functions defined in the project has no cycle;
   - constant loop bounds: every `for` compares its counter with an expression of literals and
     compile-time constants (UPPER_CASE names: template parameters, config members, const locals);
+  - no run-time division or modulo: the right operand of every `/` and `%` is a literal or a
+    compile-time constant (loop counters wrap instead; a division by a constant is a multiply);
   - the top function: an INTERFACE pragma for every port and for `return`, DATAFLOW, and a STREAM
     depth pragma for every stream it declares.
 """
@@ -44,6 +46,8 @@ def lint_hls(folder: Path) -> list[str]:
                  for inc in re.findall(r"#include\s*<([^>]+)>", text) if inc not in ALLOWED_SYSTEM_INCLUDES]
     problems += [f"{name}: loop bound `{b}` is not a compile-time constant" for name, text in files.items()
                  for b in loop_bounds(text) if not constant_expression(b)]
+    problems += [f"{name}: run-time division or modulo by `{d}`" for name, text in files.items()
+                 for d in divisors(text) if not constant_expression(d)]
     problems += [f"recursion: {' -> '.join(cycle)}" for cycle in call_cycles(files.values())]
     if "top.cpp" in files:
         problems += top_problems(files["top.cpp"])
@@ -57,6 +61,12 @@ def loop_bounds(text: str) -> list[str]:
         m = re.match(r"\s*\w+\s*(<=|<|>=|>|!=)\s*(.+?)\s*$", cond)
         out.append(m.group(2) if m else cond.strip())
     return out
+
+
+def divisors(text: str) -> list[str]:
+    """The right operands of `/` and `%` (a name, a literal or a parenthesized expression)."""
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    return [m.group(1) for m in re.finditer(r"[%/]\s*(\([^()]*\)|[\w:]+)", code)]
 
 
 def constant_expression(expr: str) -> bool:

@@ -58,6 +58,8 @@ def test_clean_sources_pass(tmp_path: Path) -> None:
     ("kernel", "i < HALF * 2", "i < a.size()", "loop bound"),
     ("kernel", "b.write(a.read()); }", "b.write(a.read()); }\n    copy<N>(a, b);", "recursion: copy -> copy"),
     ("kernel", "// comments", "#include <vector>\n//", "#include <vector>"),
+    ("kernel", "b.write(a.read());", "b.write(a.read() % i);", "run-time division or modulo by `i`"),
+    ("kernel", "b.write(a.read());", "b.write(a.read() / (i + 1));", "run-time division or modulo by `(i + 1)`"),
     ("top", "#pragma HLS INTERFACE axis port=out\n", "", "port out has no INTERFACE"),
     ("top", "#pragma HLS INTERFACE ap_ctrl_none port=return\n", "", "return"),
     ("top", "#pragma HLS DATAFLOW\n", "", "DATAFLOW"),
