@@ -293,13 +293,23 @@ def _state(p: Process, fifos: dict[str, Fifo]) -> str:
             f"writes [{', '.join(fill(s) for s in writes)}]")
 
 
-def time_network(df: Dataflow, hw: HwConfig, frames: int = 4, drain: bool = True) -> Timing:
+def time_network(df: Dataflow, hw: HwConfig, frames: int = 4, drain: bool = True,
+                 stall_seed: int | None = None, stall_p: float = 0.5) -> Timing:
     """Simulate `frames` frames of the generated dataflow. drain=False models rewinding pipelines
-    (no drain between frames)."""
+    (no drain between frames). With `stall_seed`, the input offers and the outputs accept a beat
+    only on random cycles (each cycle idle with probability stall_p): a deadlock check under
+    back-pressure (raises RuntimeError naming the stuck processes)."""
     procs, fifos = network_processes(df, hw)
     if not drain:
         for p in procs:
             p.depth = 0
+    if stall_seed is not None:
+        rng = np.random.default_rng(stall_seed)
+        for p in procs:
+            if p.name.startswith(("source(", "sink(")):
+                at = np.cumsum(1 + rng.geometric(1 - stall_p, len(p.ops)) - 1)
+                p.ops = [(int(i), r, w) for i, (_, r, w) in zip(at, p.ops, strict=True)]
+                p.iters = int(at[-1]) + 1
     simulate(procs, fifos, frames)
     sinks = [p for p in procs if p.name.startswith("sink(")]
     done = [max(p.frame_ends[f] for p in sinks) for f in range(frames)]

@@ -74,6 +74,23 @@ def test_test_nets_run_at_their_slowest_loop(name: str, tmp_path: Path) -> None:
     assert t.cycles_per_frame <= drained.cycles_per_frame <= t.cycles_per_frame + max(DEPTH.values())
 
 
+@pytest.mark.parametrize("name", ["ops_int8", "ops_mixed", "wide"])
+def test_no_deadlock_under_random_input_and_output_stalls(name: str, tmp_path: Path) -> None:
+    """The input offers and the outputs accept beats on random cycles only (half of them): every
+    process still finishes every frame (the FIFO depths hold under back-pressure)."""
+    df, hw = _net(tmp_path, name)
+    for seed in range(3):
+        t = time_network(df, hw, frames=3, drain=True, stall_seed=seed)
+        assert all(p.frame == 3 for p in t.processes)
+
+
+def test_negative_control_shallow_skip_fifos_deadlock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    df, hw = _net(tmp_path, "ops_int8")
+    monkeypatch.setattr(hls, "rate_depths", lambda df, codes: {e: 2 for e in df.fifo_depth})
+    with pytest.raises(RuntimeError, match="deadlocked"):
+        time_network(df, hw, frames=2, stall_seed=0)
+
+
 @pytest.mark.parametrize("name", ["ops_mixed", "wide"])
 def test_negative_control_without_rate_sizing_is_slower(name: str, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:

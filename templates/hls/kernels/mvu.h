@@ -139,9 +139,9 @@ STEP:
             for (int c = 0; c < C::CIN; c++) {
 #pragma HLS UNROLL
                 xv[c] = channel_code<C::IN_BITS, C::IN_SIGNED>(beat, c);
-                window[t][c] = xv[c];
+                if (C::FOLD_O > 1) window[t][c] = xv[c];  // no window storage when one fold covers COUT
             }
-        } else if (sf == 0) {
+        } else if (C::FOLD_O > 1 && sf == 0) {
         RELOAD:
             for (int c = 0; c < C::CIN; c++) {
 #pragma HLS UNROLL

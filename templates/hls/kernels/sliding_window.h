@@ -43,6 +43,8 @@ void sliding_window(hls::stream<typename C::in_beat_t>& in, hls::stream<typename
     static_assert((C::IN_W + C::PAD_L + C::PAD_R - SPAN_W) / C::STRIDE_W + 1 == C::OUT_W, "window columns");
     static_assert(C::NROWS >= SPAN_H && C::NROWS > C::STRIDE_H && C::NROWS > C::DIL_H, "line buffer rows");
 
+    // one read and one write per cycle (a dual-port RAM). No DEPENDENCE pragma: a tap can read the
+    // pixel written one iteration earlier (a 1x1 strided window), so Vitis must see that dependence.
     beat_t lines[C::NROWS][C::IN_W];
     const beat_t pad = splat<C::IN_BITS, C::CIN, beat_t::width>(C::PAD_VALUE);
 
@@ -57,7 +59,6 @@ void sliding_window(hls::stream<typename C::in_beat_t>& in, hls::stream<typename
 WINDOW:
     while (emitting || wr < C::IN_H) {
 #pragma HLS PIPELINE II=1
-#pragma HLS DEPENDENCE variable=lines inter false
         // the window's last input pixel, clipped to the image
         int need_r = ybase + SPAN_H - 1, need_c = xbase + SPAN_W - 1;
         if (need_r > C::IN_H - 1) need_r = C::IN_H - 1;
