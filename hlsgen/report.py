@@ -8,6 +8,7 @@ import numpy as np
 
 from hlsgen.api import Compilation, float_reference, host_tail_nodes, run_golden
 from hlsgen.config_hw import HwConfig
+from hlsgen.hw.lower import node_macs
 from hlsgen.hw.model import Dataflow
 from hlsgen.hw.parts import family_of
 from hlsgen.hw.resources import layer_resources
@@ -68,7 +69,7 @@ def layer_row(g: Graph, n: Node) -> dict[str, Any]:
     row: dict[str, Any] = {
         "name": n.name, "op": n.op, "epilogue": _epilogue(n),
         "inputs": [list(g.tensor(i).shape) for i in n.inputs if not g.is_const(i)],
-        "output": list(y.shape), "macs": macs(g, n),
+        "output": list(y.shape), "macs": node_macs(g, n),
         "weight_bits": w.qtype.int.bits if w is not None and w.qtype else None,
         "weight_count": int(np.prod(w.shape)) if w is not None else 0,
         "act_in": _qdesc(x), "act_out": _qdesc(y), "acc_bits": n.attr("acc_bits"),
@@ -97,17 +98,6 @@ def _epilogue(n: Node) -> str:
     if n.op in ("QConv", "QGemm", "QAvgPool", "QAdd", "QRequant"):
         parts.append("requant")
     return " + ".join(parts)
-
-
-def macs(g: Graph, n: Node) -> int:
-    """Multiply-accumulates per input image."""
-    if n.op not in ("QConv", "QGemm"):
-        return 0
-    w = g.tensor(n.inputs[1]).shape
-    out = g.tensor(n.outputs[0]).shape
-    if n.op == "QGemm":
-        return int(w[0] * w[1])
-    return int(np.prod(out[1:]) * np.prod(w[1:]))
 
 
 def measured_errors(c: Compilation) -> dict[str, Any]:

@@ -79,8 +79,7 @@ def _conv(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, d
     arrays = {"weights": w.data.astype(np.int64).transpose(0, 2, 3, 1).copy(),  # OIHW -> OHWI (stream order)
               "bias": graph.tensor(n.inputs[2]).data.astype(np.int64),  # type: ignore[union-attr]
               **_requant_arrays(n, *EPILOGUE_ARRAYS, "skip_mult")}
-    macs = out.pixels * int(np.prod(w.shape))
-    return kind, params, arrays, macs
+    return kind, params, arrays, node_macs(graph, n)
 
 
 def _gemm(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, dict, dict, int]:
@@ -93,7 +92,17 @@ def _gemm(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, d
     arrays = {"weights": w.data.astype(np.int64)[:, x.order].copy(),  # columns in stream order
               "bias": graph.tensor(n.inputs[2]).data.astype(np.int64),  # type: ignore[union-attr]
               **_requant_arrays(n, *EPILOGUE_ARRAYS)}
-    return "gemm", params, arrays, int(np.prod(w.shape))
+    return "gemm", params, arrays, node_macs(graph, n)
+
+
+def node_macs(g: Graph, n: Node) -> int:
+    """Multiply-accumulates per input image of a QConv/QGemm node (0 for other ops)."""
+    if n.op not in ("QConv", "QGemm"):
+        return 0
+    w = g.tensor(n.inputs[1]).shape
+    if n.op == "QGemm":
+        return int(np.prod(w))
+    return int(np.prod(g.tensor(n.outputs[0]).shape[2:]) * np.prod(w))
 
 
 def _pool(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, dict, dict, int]:
