@@ -181,7 +181,11 @@ def cmd_synth(args: argparse.Namespace) -> int:
     from hlsgen.hw.synth import synthesize
     from hlsgen.hw.synth_report import render_table
 
-    result = synthesize(args.out, part=args.part, jobs=args.jobs, yosys=args.yosys, use_cache=not args.no_cache)
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    result = synthesize(args.out, part=args.part, jobs=args.jobs, yosys=args.yosys, use_cache=not args.no_cache,
+                        progress=progress)
     print(render_table(result))
     print(f"wrote {Path(args.out) / 'synth'}: utilization.json, utilization.md, logs/")
     return 1 if result["failed"] else 0

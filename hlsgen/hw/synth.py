@@ -31,7 +31,8 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,12 @@ from hlsgen.hw.parts import find_part
 from hlsgen.outdir import require_hlsgen_output, write_folder_atomically
 from hlsgen.sim.tools import log
 
+# rom_style "distributed" (Vivado's word for a ROM in LUTs) is "logic" in Yosys, whose memory mapper
+# fails on a ROM forced to LUT RAM ("no valid mapping found for memory"); the attribute is evaluated
+# per parameter set, so after `hierarchy`.
 SCRIPT = ("read_verilog -sv {files}\n"
+          "hierarchy -top {top}\n"
+          "setattr -set rom_style \"logic\" a:rom_style=distributed\n"
           "synth_xilinx -family {family} -noiopad -noclkbuf -top {top}\n"
           "tee -q -o stat.json stat -json\n")
 LUTRAM_LUTS = {"RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2, "RAM256X1S": 4, "RAM512X1S": 8,
@@ -268,10 +274,10 @@ def resources(cells: dict[str, int]) -> dict[str, float]:
 
 
 def synthesize(out_dir: str | Path, part: str | None = None, jobs: int = 2, yosys: str | Path | None = None,
-               use_cache: bool = True) -> dict[str, Any]:
+               use_cache: bool = True, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Synthesize OUT/rtl per layer; writes OUT/synth/ (utilization.json, utilization.md, logs/) and
-    returns what utilization.json holds."""
-    from hlsgen.hw.synth_report import summarize
+    returns what utilization.json holds. `progress` gets one line per finished run."""
+    from hlsgen.hw.synth_report import progress_line, summarize
 
     out = Path(out_dir).resolve()
     require_hlsgen_output(out, "give the -o folder of `hlsgen compile`")
@@ -290,6 +296,10 @@ def synthesize(out_dir: str | Path, part: str | None = None, jobs: int = 2, yosy
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = {j.name: pool.submit(run_job, j, exe, version, device.family, use_cache, work) for j in order}
             try:
+                names = {f: n for n, f in futures.items()}
+                for done, f in enumerate(as_completed(names), 1):
+                    if progress is not None:
+                        progress(progress_line(names[f], f.result(), done, len(names)))
                 runs = {j.name: {"module": j.top, "kind": j.kind, **futures[j.name].result()} for j in work_list}
             except BaseException:
                 for f in futures.values():

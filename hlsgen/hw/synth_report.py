@@ -30,6 +30,11 @@ def summarize(runs: dict[str, dict[str, Any]], part_name: str, part: Part, versi
             "wall_seconds": wall_seconds}
 
 
+def progress_line(name: str, run: dict[str, Any], done: int, total: int) -> str:
+    state = "cached" if run["cached"] else f"{run['seconds']:.0f} s" if run["status"] == "ok" else "FAILED"
+    return f"synth [{done}/{total}] {name}: {state}"
+
+
 def render_table(u: dict[str, Any]) -> str:
     """Markdown: one row per layer, the glue, the total, the budget and the percentage of it."""
     head = ["run", "kind", u["dsp_kind"], "LUT", "LUTRAM", "FF", "BRAM18", "BRAM36", "BRAM36 eq.", "Yosys s"]
