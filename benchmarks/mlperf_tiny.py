@@ -205,6 +205,8 @@ def derived(row: dict[str, Any]) -> dict[str, Any]:
     macs, mult, dsp = row.get("macs"), row.get("multipliers"), syn.get("dsp")
     target = TARGETS["cycles"].get(row["model"])
     d = {
+        "compile": "ok" if row.get("compile", {}).get("status") == "ok" else "FAILED",
+        "bit_exact": sim.get("bit_exact"),
         "macs": macs, "params": row.get("params"),
         "cycles_rtlsim": cpf, "cycles_model": row.get("model_cycles"),
         "sim_over_model": cpf / row["model_cycles"] if cpf and row.get("model_cycles") else None,
@@ -240,6 +242,7 @@ def anchor_columns() -> list[tuple[str, dict[str, Any]]]:
 
 
 ROWS = [  # (label, key, digits)
+    ("compile (default settings)", "compile", None), ("rtlsim bit-exact", "bit_exact", None),
     ("MACs/frame", "macs", 0), ("params (weights+biases)", "params", 0),
     ("cycles/frame, rtlsim steady state", "cycles_rtlsim", 0), ("cycles/frame, cycle model", "cycles_model", 0),
     ("  rtlsim / model", "sim_over_model", 3), ("target cycles/frame", "target_cycles", 0),
@@ -317,10 +320,14 @@ def main() -> None:
     print("cycles-based rows use the rtlsim figure when measured, else the cycle model;"
           " anchors: " + "; ".join(f"{a[0]} = {a[4]}" for a in ANCHORS))
     for r in rows:
+        if r["compile"]["status"] != "ok":
+            print(f"{r['model']}: compile {r['compile']['status']}: {r['compile']['error']}")
         for step in ("rtlsim", "synth"):
             s = r.get(step)
-            if s and (s["status"] != "ok" or s.get("bit_exact") is False):
-                print(f"{r['model']}: {step} {s['status']}: {s.get('error', '')} (log {s.get('log', '-')})")
+            if s and not s["status"].startswith("not available") and (s["status"] != "ok" or s.get("bit_exact") is False
+                                                                     or s.get("failed_runs")):
+                failed = f", failed runs {s['failed_runs']}" if s.get("failed_runs") else ""
+                print(f"{r['model']}: {step} {s['status']}{failed}: {s.get('error', '')} (log {s.get('log', '-')})")
     result = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "hlsgen": source,
               "clock_mhz": CLOCK_MHZ, "targets": TARGETS, "models": rows,
               "table": {name: d for name, d in columns},
