@@ -59,21 +59,37 @@ def test_model_is_int8_qdq_per_channel(name: str, models: dict[str, tuple[Path, 
     assert again.read_bytes() == path.read_bytes()
 
 
+# hlsgen's HLS backend refuses stream beats over 4096 bits (hlsgen/backends/hls.py MAX_BEAT_BITS, since
+# be53068); the autoencoder's 640 x int8 input and output are one 5120-bit beat each. Only this exact
+# refusal is tolerated (as xfail): any other failure fails, and the test passes again once it is lifted.
+KNOWN_LIMIT = "over Vitis's 4096-bit limit"
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_compiles_and_golden_matches_onnxruntime(name: str, models: dict[str, tuple[Path, np.ndarray]],
-                                                 tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compiles_with_defaults(name: str, models: dict[str, tuple[Path, np.ndarray]], tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
     path, _ = models[name]
-    calib, sample = mlperf_models.calib_path(path), mlperf_models.sample_path(path)
     out = tmp_path / "out"
-    assert main(["compile", str(path), "--calib", str(calib), "-o", str(out)]) == 0  # default settings
+    rc = main(["compile", str(path), "--calib", str(mlperf_models.calib_path(path)), "-o", str(out)])
+    err = capsys.readouterr().err
+    if rc == 2 and KNOWN_LIMIT in err:
+        pytest.xfail(f"hlsgen refuses the model with the default settings: {err.strip()}")
+    assert rc == 0, err
     report = json.loads((out / "report.json").read_text())
-    macs, n_layers, n_rounding, _, _ = EXPECTED[name]
+    macs, n_layers, _, _, _ = EXPECTED[name]
     assert report["totals"]["macs"] == macs
     assert report["totals"]["layers"] == n_layers
     assert report["hardware"]["cycles_per_frame"] > 0
     assert (out / "rtl" / "files.f").exists() and (out / "hls").is_dir()
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_golden_matches_onnxruntime(name: str, models: dict[str, tuple[Path, np.ndarray]], tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path, _ = models[name]
+    sample = mlperf_models.sample_path(path)
     assert main(["compare", str(path), "--input", str(sample), "--json", str(tmp_path / "cmp.json")]) == 0
     cmp = json.loads((tmp_path / "cmp.json").read_text())
     assert cmp["ok"] and cmp["inputs"] == len(np.load(sample))
-    assert len(cmp["layers"]) == n_rounding  # every integer layer was compared
+    assert len(cmp["layers"]) == EXPECTED[name][2]  # every integer layer was compared
     assert "PASS" in capsys.readouterr().out
