@@ -237,7 +237,7 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     code.const(COUT=cout, GROUPS=groups, CIN_G=cin_g, COUT_G=cout // groups, PE=pe, SIMD=simd, FOLD_O=fold_o,
                FOLD_I=fold_i, W_BITS=p["weight_bits"], ACC_BITS=p["acc_bits"], HAS_MULT_NEG=leaky,
                RESIDUAL=residual, MN_FOLD=fold_o if leaky else 1, SM_FOLD=fold_o if residual else 1)
-    skip = df.streams[layer.inputs[1]] if residual else df.streams[layer.output]
+    skip = df.streams[layer.inputs[1]] if residual else x  # no residual: the input stands in (mvu.h)
     code.beat("skip_beat_t", skip)
     code.const(SKIP_ZP=p.get("skip_zp", 0) if residual else 0, SKIP_BITS=skip.bits, SKIP_SIGNED=skip.signed)
     w = weight_words(layer, df.streams[layer.inputs[0]])  # [WORDS, PE*SIMD]

@@ -163,7 +163,7 @@ STEP:
             acc[p] = a[p];
             if (last) {
                 const int f1 = C::TWO_STEP ? nf : 0;
-                const skip_t s_code = channel_code<C::SKIP_BITS, C::SKIP_SIGNED>(sk, p);
+                const skip_t s_code = C::RESIDUAL ? channel_code<C::SKIP_BITS, C::SKIP_SIGNED>(sk, p) : skip_t(0);
                 ap_uint<C::OUT_BITS> code = 0;
                 if (obase + p < C::COUT) {
                     code = epilogue_lane<C>(a[p], s_code, M[nf][p], MN[C::HAS_MULT_NEG ? nf : 0][p],
@@ -212,9 +212,11 @@ void conv_mvu(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::ou
               const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
               const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE], const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
               const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
-    hls::stream<typename C::skip_beat_t> no_skip("no_skip");  // never read: RESIDUAL == 0
+    static_assert(!C::RESIDUAL, "a residual layer calls conv_mvu_residual");
     static const typename C::skip_mult_t SM[1][C::PE] = {};
-    mvu_core<C>(in, no_skip, out, W, B, M, MN, SM, S, M1, MN1, S1, B2);
+    // without a residual, skip_beat_t is in_beat_t and `in` stands in for the skip stream: its
+    // read is behind `C::RESIDUAL` (a compile-time 0), so no stream is declared for nothing
+    mvu_core<C>(in, in, out, W, B, M, MN, SM, S, M1, MN1, S1, B2);
 }
 
 // Conv whose epilogue adds a residual branch, read beat by beat from `skip`.
