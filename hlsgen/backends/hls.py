@@ -176,12 +176,14 @@ def check_beat_widths(df: Dataflow, codes: list[LayerCode]) -> None:
         if s.beat_bits > MAX_BEAT_BITS:
             readers = [lay.name for lay in df.consumers(s.name)] or ["the output port"]
             raise HlsgenError(f"HLS: stream {s.name} (read by {', '.join(readers)}) has {s.beat_bits}-bit beats "
-                              f"({s.channels} channels x {s.bits} bits), over Vitis's {MAX_BEAT_BITS}-bit limit")
+                              f"({s.channels} channels x {s.bits} bits), over Vitis's {MAX_BEAT_BITS}-bit limit "
+                              "(hw.hls.enabled: false skips the HLS backend)")
     for code in codes:
         for t in code.types:
             if t["kind"] == "beat" and t["bits"] > MAX_BEAT_BITS:
                 raise HlsgenError(f"HLS: layer {code.name}: its {t['name']} beats have {t['bits']} bits, "
-                                  f"over Vitis's {MAX_BEAT_BITS}-bit limit")
+                                  f"over Vitis's {MAX_BEAT_BITS}-bit limit "
+                                  "(hw.hls.enabled: false skips the HLS backend)")
 
 
 def rate_depths(df: Dataflow, codes: list[LayerCode]) -> dict[tuple[str, str], int]:
