@@ -23,6 +23,7 @@ from hlsgen.backends.verilog_values import (
     Param,
     flag,
     hex_words,
+    min_shift,
     mult_bits,
     pad_word,
     shift_bits,
@@ -87,6 +88,7 @@ def _reorder_unit(layer: Layer, x: Stream, top: str) -> Unit:
 def _requant_common(p: Mapping[str, Any], out: Stream, shift: np.ndarray) -> list[Param]:
     lo, hi = clamp_bounds(p, out)
     return [Param("OB", out.bits), Param("SHB", shift_bits(shift)), Param("MAX_SHIFT", int(np.max(shift, initial=0))),
+            Param("MIN_SHIFT", min_shift(shift)),
             flag("ROUND_UP", p.get("rounding", "half_even") == "half_up"),
             Param("ZP", int(p.get("zp") or 0)), Param("LO", lo), Param("HI", hi)]
 
@@ -191,7 +193,8 @@ def _two_step_params(layer: Layer, n: int, lanes: int) -> list[Param]:
     mxb = signed_bits_for(max(abs(lo - zp), abs(hi - zp)))
     tb1 = max(signed_bits_for(max(abs(lo), abs(hi))), mxb) + 1
     return [*params, flag("TWO_STEP", True), Param("MB1", mb1), Param("SHB1", shift_bits(s1)),
-            Param("MAX_SHIFT1", int(np.max(s1, initial=0))), flag("HAS_NEG1", neg1 is not None),
+            Param("MAX_SHIFT1", int(np.max(s1, initial=0))), Param("MIN_SHIFT1", min_shift(s1)),
+            flag("HAS_NEG1", neg1 is not None),
             Param("MID_ZP", zp), Param("MID_LO", lo), Param("MID_HI", hi), Param("MXB", mxb), Param("TB1", tb1),
             vector("MULT1", padded(m1, lanes), mb1), vector("MULT1_NEG", padded(neg1 if neg1 is not None else m1,
                                                                                   lanes), mb1),
@@ -212,7 +215,7 @@ def _pool_unit(layer: Layer, df: Dataflow, x: Stream) -> Unit:
     x_zp = per_channel(p.get("x_zp"), c)
     mult, shift = per_channel(a["mult"], c), per_channel(a["shift"], c)
     mb = mult_bits(mult)
-    params = [*common, flag("IS_AVG", True), *_requant_common(p, out, shift), Param("MB", mb),
+    params = [*common, flag("IS_AVG", True), Param("PE", layer.pe), *_requant_common(p, out, shift), Param("MB", mb),
               vector("MULT", mult, mb), vector("SHIFT", shift, shift_bits(shift)), vector("X_OFF", kk * x_zp, 32)]
     return Unit(layer.name, "hg_pool", _window(x, p, 1, pad_word(x_zp.tolist(), c, x.bits)), c * x.bits,
                 tuple(params))
@@ -223,7 +226,7 @@ def _eltwise_params(layer: Layer, df: Dataflow, a_stream: Stream) -> list[Param]
     out = df.streams[layer.output]
     c = out.channels
     shift = per_channel(a["shift"], c)
-    common = [Param("C", c), Param("AB", a_stream.bits), flag("A_SIGNED", a_stream.signed),
+    common = [Param("C", c), Param("PE", layer.pe), Param("AB", a_stream.bits), flag("A_SIGNED", a_stream.signed),
               *_requant_common(p, out, shift), vector("SHIFT", shift, shift_bits(shift))]
     if layer.kind == "add":
         b = df.streams[layer.inputs[1]]

@@ -70,6 +70,11 @@ def shift_bits(shift: np.ndarray) -> int:
     return unsigned_bits(int(np.max(shift, initial=0)))
 
 
+def min_shift(shift: np.ndarray) -> int:
+    """The smallest shift of a layer (hg_requant's shifter spans MIN_SHIFT .. MAX_SHIFT only)."""
+    return int(np.min(shift)) if np.size(shift) else 0
+
+
 def pad_word(code: int | Iterable[int], channels: int, bits: int) -> Param:
     """The PAD parameter of hg_window: one code per channel (the same code, or one each)."""
     codes = per_channel(code, channels)

@@ -1,14 +1,16 @@
-// hg_eltwise: per-pixel elementwise layers, all C channels in parallel, one pixel per cycle.
+// hg_eltwise: per-pixel elementwise layers, PE requant lanes time-shared over the C channels: a pixel
+// takes NF = ceil(C/PE) cycles, lane p of fold nf handles channel nf*PE + p (lanes beyond C are padding).
 //   add     (HAS_B = 1): v = (a - a_zp[c]) * a_mult[c] + (b - b_zp[c]) * b_mult[c]
 //   requant (HAS_B = 0): v = (a - a_zp[c]) * a_mult[c]   (a_mult_neg[c] where negative, HAS_NEG)
 // then y = clamp(ZP + round_shift(v, shift[c]), LO, HI) (hg_requant). Per-tensor parameters are
-// given once per channel. Pipeline: 2 requant stages -> output register.
+// given once per channel; a lane reads its channel's parameters from a small ROM indexed by the fold.
+// The input beat is taken in the last fold. Pipeline: 2 requant stages -> output collector.
 module hg_eltwise #(
-    parameter int C = 4,
+    parameter int C = 4, parameter int PE = 4,
     parameter int AB = 8, parameter bit A_SIGNED = 1'b1,
     parameter bit HAS_B = 1'b0, parameter int BB = 8, parameter bit B_SIGNED = 1'b1,
     parameter int OB = 8, parameter int MB = 16, parameter int SMB = 16, parameter int SHB = 6,
-    parameter int MAX_SHIFT = 40, parameter bit HAS_NEG = 1'b0,
+    parameter int MAX_SHIFT = 40, parameter int MIN_SHIFT = 0, parameter bit HAS_NEG = 1'b0,
     parameter bit ROUND_UP = 1'b0, parameter int ZP = 0, parameter int LO = -128, parameter int HI = 127,
     parameter logic [C*MB-1:0] A_MULT = '0,
     parameter logic [C*MB-1:0] A_MULT_NEG = '0,
@@ -30,40 +32,66 @@ module hg_eltwise #(
     input  logic            out_ready
 );
     localparam int XA = AB + 2, XBW = BB + 2;
-    logic en, fire, v1, v2;
-    logic [C*OB-1:0] y2;
+    localparam int NF = (C + PE - 1) / PE, NB = $clog2(NF + 1), LNF = NF - 1;
+    logic en, fire, last, v1, v2;
+    logic [NB-1:0] nf, nf1, nf2;
+    logic [PE*OB-1:0] y2;
 
     assign en = !out_valid || out_ready;
+    assign last = nf == LNF[NB-1:0];
     assign fire = en && a_valid && (!HAS_B || b_valid);
-    assign a_ready = en && (!HAS_B || b_valid);
-    assign b_ready = HAS_B && en && a_valid;
+    assign a_ready = en && (!HAS_B || b_valid) && last;
+    assign b_ready = HAS_B && en && a_valid && last;
 
     always_ff @(posedge clk) begin
-        if (!rst_n) {v1, v2} <= '0;
-        else if (en) {v1, v2} <= {fire, v1};
+        if (!rst_n) begin
+            {v1, v2} <= '0;
+            nf <= '0;
+        end else if (en) begin
+            {v1, v2} <= {fire, v1};
+            if (fire) nf <= last ? '0 : nf + 1'b1;
+        end
+        if (en) {nf1, nf2} <= {nf, nf1};
     end
 
-    for (genvar c = 0; c < C; c++) begin : g_lane
-        localparam logic [MB-1:0] M = A_MULT[c * MB +: MB];
-        localparam logic [MB-1:0] MN = A_MULT_NEG[c * MB +: MB];
-        localparam logic [SMB-1:0] SM = B_MULT[c * SMB +: SMB];
-        localparam logic [SHB-1:0] S = SHIFT[c * SHB +: SHB];
-        localparam logic [XA-1:0] ZA = A_ZP[c * 32 +: XA];
-        localparam logic [XBW-1:0] ZB = B_ZP[c * 32 +: XBW];
+    for (genvar p = 0; p < PE; p++) begin : g_lane
+        logic signed [MB-1:0] m, mn;
+        logic signed [SMB-1:0] sm;
+        logic [SHB-1:0] sh;
+        logic [XA-1:0] za, ca;
+        logic [XBW-1:0] zb, cb;
         logic signed [XA-1:0] xa;
         logic signed [XBW-1:0] xb;
-        assign xa = {{2{(A_SIGNED ? a_data[c * AB + AB - 1] : 1'b0)}}, a_data[c * AB +: AB]} - ZA;
-        assign xb = HAS_B ? {{2{(B_SIGNED ? b_data[c * BB + BB - 1] : 1'b0)}}, b_data[c * BB +: BB]} - ZB : '0;
+        always_comb begin
+            {m, mn, sm, sh, za, zb, ca, cb} = '0;
+            for (int k = 0; k < NF; k++) begin
+                if ({{(32 - NB){1'b0}}, nf} == k && k * PE + p < C) begin
+                    m = A_MULT[((k * PE + p) % C) * MB +: MB];
+                    mn = A_MULT_NEG[((k * PE + p) % C) * MB +: MB];
+                    sm = B_MULT[((k * PE + p) % C) * SMB +: SMB];
+                    sh = SHIFT[((k * PE + p) % C) * SHB +: SHB];
+                    za = A_ZP[((k * PE + p) % C) * 32 +: XA];
+                    zb = B_ZP[((k * PE + p) % C) * 32 +: XBW];
+                    ca = {{2{(A_SIGNED ? a_data[((k * PE + p) % C) * AB + AB - 1] : 1'b0)}},
+                          a_data[((k * PE + p) % C) * AB +: AB]};
+                    if (HAS_B)
+                        cb = {{2{(B_SIGNED ? b_data[((k * PE + p) % C) * BB + BB - 1] : 1'b0)}},
+                              b_data[((k * PE + p) % C) * BB +: BB]};
+                end
+            end
+            xa = ca - za;
+            xb = HAS_B ? cb - zb : '0;
+        end
         hg_requant #(
             .XB(XA), .MB(MB), .HAS_NEG(HAS_NEG), .HAS_SKIP(HAS_B), .SXB(XBW), .SMB(SMB), .SHB(SHB),
-            .MAX_SHIFT(MAX_SHIFT), .ROUND_UP(ROUND_UP), .OB(OB), .ZP(ZP), .LO(LO), .HI(HI)
+            .MAX_SHIFT(MAX_SHIFT), .MIN_SHIFT(MIN_SHIFT), .ROUND_UP(ROUND_UP), .OB(OB), .ZP(ZP), .LO(LO), .HI(HI)
         ) u_rq (
-            .clk(clk), .en(en), .x(xa), .m(M), .m_neg(MN), .sx(xb), .sm(SM), .b(2'sd0), .sh(S), .y(y2[c * OB +: OB])
+            .clk(clk), .en(en), .x(xa), .m(m), .m_neg(mn), .sx(xb), .sm(sm), .b(2'sd0), .sh(sh), .y(y2[p * OB +: OB])
         );
     end
 
-    hg_collect #(.GROUP(C * OB), .NF(1), .NB(1), .OUTW(C * OB)) u_out (
-        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v2), .nf(1'b0), .in_data(y2),
+    hg_collect #(.GROUP(PE * OB), .NF(NF), .NB(NB), .OUTW(C * OB)) u_out (
+        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v2), .nf(nf2), .in_data(y2),
         .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready)
     );
 endmodule

@@ -26,6 +26,7 @@ module hg_mvu #(
     parameter int WB = 8, parameter int ACCB = 20, parameter bit PACK = 1'b0,
     parameter MEM_FILE = "",
     parameter int OB = 8, parameter int MB = 16, parameter int SHB = 6, parameter int MAX_SHIFT = 40,
+    parameter int MIN_SHIFT = 0,
     parameter bit HAS_NEG = 1'b0, parameter bit HAS_SKIP = 1'b0,
     parameter int SKB = 8, parameter bit SKIP_SIGNED = 1'b1, parameter int SMB = 16,
     parameter bit ROUND_UP = 1'b0, parameter int ZP = 0, parameter int LO = -128, parameter int HI = 127,
@@ -36,6 +37,7 @@ module hg_mvu #(
     parameter logic [NF*PE*SMB-1:0] SKIP_MULT = '0,
     parameter logic [NF*PE*(SKB+1)-1:0] SKIP_ZP = '0,
     parameter bit TWO_STEP = 1'b0, parameter int MB1 = 2, parameter int SHB1 = 1, parameter int MAX_SHIFT1 = 0,
+    parameter int MIN_SHIFT1 = 0,
     parameter bit HAS_NEG1 = 1'b0, parameter int MID_ZP = 0, parameter int MID_LO = 0, parameter int MID_HI = 0,
     parameter int MXB = 2, parameter int TB1 = 3, parameter bit HAS_PB = 1'b0, parameter int PBB = 2,
     parameter logic [NF*PE*MB1-1:0] MULT1 = '0,
@@ -217,10 +219,10 @@ module hg_mvu #(
     for (genvar p = 0; p < PE; p++) begin : g_lane
         hg_mvu_lane #(
             .AB(AB), .NF(NF), .PE(PE), .LANE(p), .NB(NB), .COUT(COUT), .OB(OB), .MB(MB), .SHB(SHB),
-            .MAX_SHIFT(MAX_SHIFT), .HAS_NEG(HAS_NEG), .HAS_SKIP(HAS_SKIP), .SKB(SKB),
+            .MAX_SHIFT(MAX_SHIFT), .MIN_SHIFT(MIN_SHIFT), .HAS_NEG(HAS_NEG), .HAS_SKIP(HAS_SKIP), .SKB(SKB),
             .SKIP_SIGNED(SKIP_SIGNED), .SMB(SMB), .ROUND_UP(ROUND_UP), .ZP(ZP), .LO(LO), .HI(HI),
             .MULT(MULT), .MULT_NEG(MULT_NEG), .SHIFT(SHIFT), .SKIP_MULT(SKIP_MULT), .SKIP_ZP(SKIP_ZP),
-            .TWO_STEP(TWO_STEP), .MB1(MB1), .SHB1(SHB1), .MAX_SHIFT1(MAX_SHIFT1), .HAS_NEG1(HAS_NEG1),
+            .TWO_STEP(TWO_STEP), .MB1(MB1), .SHB1(SHB1), .MAX_SHIFT1(MAX_SHIFT1), .MIN_SHIFT1(MIN_SHIFT1), .HAS_NEG1(HAS_NEG1),
             .MID_ZP(MID_ZP), .MID_LO(MID_LO), .MID_HI(MID_HI), .MXB(MXB), .TB1(TB1), .HAS_PB(HAS_PB), .PBB(PBB),
             .MULT1(MULT1), .MULT1_NEG(MULT1_NEG), .SHIFT1(SHIFT1), .POST_BIAS(POST_BIAS)
         ) u_lane (

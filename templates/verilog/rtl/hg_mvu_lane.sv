@@ -1,6 +1,7 @@
 // hg_mvu_lane: the requant epilogue of PE lane LANE of hg_mvu: picks the per-channel parameters of
-// channel nf*PE + LANE from the parameter vectors, the skip code of that channel (minus its zero
-// point), and runs hg_requant (2 stages, advancing with en).
+// channel nf*PE + LANE, the skip code of that channel (minus its zero point), and runs hg_requant (2
+// stages, advancing with en). The lane's parameters are small ROMs indexed by the output fold nf (a
+// loop over the NF constants of this lane; no run-time multiplied index into the wide vectors).
 // TWO_STEP (the model quantizes t between the layer and its fused ops, docs/numerics.md §8): a first
 // hg_requant reproduces that quantizer, t = clamp(MID_ZP + round_shift(acc * M1, S1), MID_LO, MID_HI)
 // (2 stages), then x = t - MID_ZP (MXB bits) goes through the second one with the skip term and the
@@ -9,7 +10,7 @@
 module hg_mvu_lane #(
     parameter int AB = 24, parameter int NF = 1, parameter int PE = 1, parameter int LANE = 0,
     parameter int NB = 1, parameter int COUT = 1, parameter int OB = 8,
-    parameter int MB = 16, parameter int SHB = 6, parameter int MAX_SHIFT = 40,
+    parameter int MB = 16, parameter int SHB = 6, parameter int MAX_SHIFT = 40, parameter int MIN_SHIFT = 0,
     parameter bit HAS_NEG = 1'b0, parameter bit HAS_SKIP = 1'b0,
     parameter int SKB = 8, parameter bit SKIP_SIGNED = 1'b1, parameter int SMB = 16,
     parameter bit ROUND_UP = 1'b0, parameter int ZP = 0, parameter int LO = -128, parameter int HI = 127,
@@ -19,6 +20,7 @@ module hg_mvu_lane #(
     parameter logic [NF*PE*SMB-1:0] SKIP_MULT = '0,
     parameter logic [NF*PE*(SKB+1)-1:0] SKIP_ZP = '0,
     parameter bit TWO_STEP = 1'b0, parameter int MB1 = 2, parameter int SHB1 = 1, parameter int MAX_SHIFT1 = 0,
+    parameter int MIN_SHIFT1 = 0,
     parameter bit HAS_NEG1 = 1'b0, parameter int MID_ZP = 0, parameter int MID_LO = 0, parameter int MID_HI = 0,
     parameter int MXB = 2, parameter int TB1 = 3, parameter bit HAS_PB = 1'b0, parameter int PBB = 2,
     parameter logic [NF*PE*MB1-1:0] MULT1 = '0,
@@ -42,7 +44,6 @@ module hg_mvu_lane #(
     wire [NF*PE*(SKB+1)-1:0] szp_w = SKIP_ZP;
     wire [NF*PE*PBB-1:0] pb_w = POST_BIAS;
 
-    int ch, ch2;
     logic [NB-1:0] nf_d1, nf_d2, nf2;
     logic signed [MB-1:0] m, m_neg;
     logic signed [SMB-1:0] sm;
@@ -53,11 +54,16 @@ module hg_mvu_lane #(
 
     // skip code of the channel entering now (stage A of the first requant)
     always_comb begin
-        ch = {{(32 - NB){1'b0}}, nf} * PE + LANE;
-        zp = {szp_w[ch * (SKB + 1) + SKB], szp_w[ch * (SKB + 1) +: (SKB + 1)]};
+        zp = '0;
         code = '0;
-        if (HAS_SKIP && ch < COUT)
-            code = {{2{(SKIP_SIGNED ? skip_data[ch * SKB + SKB - 1] : 1'b0)}}, skip_data[ch * SKB +: SKB]};
+        for (int k = 0; k < NF; k++) begin
+            if ({{(32 - NB){1'b0}}, nf} == k) begin
+                zp = {szp_w[(k * PE + LANE) * (SKB + 1) + SKB], szp_w[(k * PE + LANE) * (SKB + 1) +: (SKB + 1)]};
+                if (HAS_SKIP && k * PE + LANE < COUT)
+                    code = {{2{(SKIP_SIGNED ? skip_data[((k * PE + LANE) % COUT) * SKB + SKB - 1] : 1'b0)}},
+                            skip_data[((k * PE + LANE) % COUT) * SKB +: SKB]};
+            end
+        end
         sx0 = code - zp;
     end
 
@@ -72,12 +78,16 @@ module hg_mvu_lane #(
     always_comb begin
         nf2 = TWO_STEP ? nf_d2 : nf;
         sx = TWO_STEP ? sx_d2 : sx0;
-        ch2 = {{(32 - NB){1'b0}}, nf2} * PE + LANE;
-        m = mult_w[ch2 * MB +: MB];
-        m_neg = mneg_w[ch2 * MB +: MB];
-        sh = shift_w[ch2 * SHB +: SHB];
-        sm = smult_w[ch2 * SMB +: SMB];
-        pb = pb_w[ch2 * PBB +: PBB];
+        {m, m_neg, sh, sm, pb} = '0;
+        for (int k = 0; k < NF; k++) begin
+            if ({{(32 - NB){1'b0}}, nf2} == k) begin
+                m = mult_w[(k * PE + LANE) * MB +: MB];
+                m_neg = mneg_w[(k * PE + LANE) * MB +: MB];
+                sh = shift_w[(k * PE + LANE) * SHB +: SHB];
+                sm = smult_w[(k * PE + LANE) * SMB +: SMB];
+                pb = pb_w[(k * PE + LANE) * PBB +: PBB];
+            end
+        end
     end
 
     if (TWO_STEP) begin : g_two_step
@@ -90,13 +100,18 @@ module hg_mvu_lane #(
         localparam logic signed [TB1:0] ZP1 = MID_ZP[TB1:0];  // |MID_ZP| fits TB1 + 1 bits
         logic signed [TB1:0] xt;
         always_comb begin
-            m1 = m1_w[ch * MB1 +: MB1];
-            m1n = m1n_w[ch * MB1 +: MB1];
-            s1 = s1_w[ch * SHB1 +: SHB1];
+            {m1, m1n, s1} = '0;
+            for (int k = 0; k < NF; k++) begin
+                if ({{(32 - NB){1'b0}}, nf} == k) begin
+                    m1 = m1_w[(k * PE + LANE) * MB1 +: MB1];
+                    m1n = m1n_w[(k * PE + LANE) * MB1 +: MB1];
+                    s1 = s1_w[(k * PE + LANE) * SHB1 +: SHB1];
+                end
+            end
         end
         hg_requant #(
             .XB(AB), .MB(MB1), .HAS_NEG(HAS_NEG1), .HAS_SKIP(1'b0), .SXB(2), .SMB(2), .HAS_BIAS(1'b0), .BB(2),
-            .SHB(SHB1), .MAX_SHIFT(MAX_SHIFT1), .ROUND_UP(ROUND_UP), .OB(TB1), .ZP(MID_ZP), .LO(MID_LO),
+            .SHB(SHB1), .MAX_SHIFT(MAX_SHIFT1), .MIN_SHIFT(MIN_SHIFT1), .ROUND_UP(ROUND_UP), .OB(TB1), .ZP(MID_ZP), .LO(MID_LO),
             .HI(MID_HI)
         ) u_mid (
             .clk(clk), .en(en), .x(acc), .m(m1), .m_neg(m1n), .sx(2'sd0), .sm(2'sd0), .b(2'sd0), .sh(s1), .y(t)
@@ -111,7 +126,7 @@ module hg_mvu_lane #(
 
     hg_requant #(
         .XB(XB2), .MB(MB), .HAS_NEG(HAS_NEG), .HAS_SKIP(HAS_SKIP), .SXB(SXB), .SMB(SMB), .HAS_BIAS(HAS_PB),
-        .BB(PBB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT), .ROUND_UP(ROUND_UP), .OB(OB), .ZP(ZP), .LO(LO), .HI(HI)
+        .BB(PBB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT), .MIN_SHIFT(MIN_SHIFT), .ROUND_UP(ROUND_UP), .OB(OB), .ZP(ZP), .LO(LO), .HI(HI)
     ) u_rq (
         .clk(clk), .en(en), .x(x2), .m(m), .m_neg(m_neg), .sx(sx), .sm(sm), .b(pb), .sh(sh), .y(y)
     );

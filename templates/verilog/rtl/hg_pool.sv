@@ -2,13 +2,17 @@
 // beat, KK taps per output pixel, all C channels in parallel, one tap per cycle).
 // Max: integer max of the taps (padding taps hold the lowest code, so they never win).
 // Average: s = sum of the taps (padding taps hold x_zp), v = (s - X_OFF[c]) * mult[c] with
-// X_OFF[c] = KK*x_zp[c], then the
-// requant of hg_requant: y = clamp(ZP + round_shift(v, shift[c]), LO, HI).
-// Pipeline: accumulate -> 2 requant stages (max: 2 plain registers) -> output register.
+// X_OFF[c] = KK*x_zp[c], then the requant of hg_requant: y = clamp(ZP + round_shift(v, shift[c]), LO, HI).
+// The sums of all C channels are accumulated per tap (adders only); after the last tap of a window they
+// are copied into a held register that PE requant lanes drain, PE channels per cycle (NF = ceil(C/PE)
+// cycles, per-channel parameters from small ROMs indexed by the fold), while the next window
+// accumulates. The last tap of the next window waits until the drain issues its last fold, so a
+// window takes max(KK, NF) cycles.
+// Pipeline: accumulate -> (avg: held sums -> drain) -> 2 requant stages (max: 2 plain registers) -> output.
 module hg_pool #(
     parameter int C = 4, parameter int IB = 8, parameter bit IN_SIGNED = 1'b1,
-    parameter int KK = 4, parameter bit IS_AVG = 1'b0,
-    parameter int OB = 8, parameter int MB = 16, parameter int SHB = 6, parameter int MAX_SHIFT = 40,
+    parameter int KK = 4, parameter bit IS_AVG = 1'b0, parameter int PE = 4,
+    parameter int OB = 8, parameter int MB = 16, parameter int SHB = 6, parameter int MAX_SHIFT = 40, parameter int MIN_SHIFT = 0,
     parameter bit ROUND_UP = 1'b0, parameter int ZP = 0, parameter int LO = -128, parameter int HI = 127,
     parameter logic [C*MB-1:0] MULT = '0,
     parameter logic [C*SHB-1:0] SHIFT = '0,
@@ -26,53 +30,101 @@ module hg_pool #(
     localparam int AB = IB + 2 + $clog2(KK + 1);  // sum of KK taps, signed
     localparam int XB = AB + 1;                    // sum minus KK * x_zp
     localparam int TB = $clog2(KK + 1), LKK = KK - 1;
+    localparam int NF = IS_AVG ? (C + PE - 1) / PE : 1, NB = $clog2(NF + 1), LNF = NF - 1;
 
-    logic en, fire, v1, v2, v3;
+    logic en, fire, last_tap, v1, v2, v3;
     logic [TB-1:0] tap;
     logic signed [AB-1:0] acc [0:C-1];
-    logic [C*OB-1:0] y3;
+    logic signed [AB-1:0] acc_next [0:C-1];
+    logic [(IS_AVG ? PE : C)*OB-1:0] y3;
+    logic [NB-1:0] nf_y;  // fold of the requantized group reaching the collector
 
     assign en = !out_valid || out_ready;
-    assign fire = in_valid && en;
-    assign in_ready = en;
+    assign last_tap = tap == LKK[TB-1:0];
 
-    always_ff @(posedge clk) begin
-        if (fire) begin
-            for (int c = 0; c < C; c++) begin
-                logic signed [AB-1:0] x;
-                x = {{(AB - IB){(IN_SIGNED ? in_data[c * IB + IB - 1] : 1'b0)}}, in_data[c * IB +: IB]};
-                if (tap == '0) acc[c] <= x;
-                else if (IS_AVG) acc[c] <= acc[c] + x;
-                else if (x > acc[c]) acc[c] <= x;
+    always_comb begin
+        for (int c = 0; c < C; c++) begin
+            acc_next[c] = {{(AB - IB){(IN_SIGNED ? in_data[c * IB + IB - 1] : 1'b0)}}, in_data[c * IB +: IB]};
+            if (tap != '0) begin
+                if (IS_AVG) acc_next[c] = acc[c] + acc_next[c];
+                else if (acc[c] > acc_next[c]) acc_next[c] = acc[c];
             end
         end
     end
 
     always_ff @(posedge clk) begin
-        if (!rst_n) begin
-            tap <= '0;
-            {v1, v2, v3} <= '0;
-        end else if (en) begin
-            if (fire) tap <= tap == LKK[TB-1:0] ? '0 : tap + 1'b1;
-            {v1, v2, v3} <= {fire && tap == LKK[TB-1:0], v1, v2};
+        if (fire) begin
+            for (int c = 0; c < C; c++) acc[c] <= acc_next[c];
         end
     end
 
-    for (genvar c = 0; c < C; c++) begin : g_lane
-        if (IS_AVG) begin : g_avg
-            localparam logic [MB-1:0] M = MULT[c * MB +: MB];
-            localparam logic [SHB-1:0] S = SHIFT[c * SHB +: SHB];
-            localparam logic [XB-1:0] OFF = X_OFF[c * 32 +: XB];
+    always_ff @(posedge clk) begin
+        if (!rst_n) tap <= '0;
+        else if (fire) tap <= last_tap ? '0 : tap + 1'b1;
+    end
+
+    if (IS_AVG) begin : g_avg
+        // the held sums of the last window, drained PE channels per cycle (a shift register)
+        logic [NF*PE*AB-1:0] held;
+        logic busy, drain_last, load;
+        logic [NB-1:0] nf;
+        assign drain_last = busy && nf == LNF[NB-1:0];
+        assign in_ready = en && !(last_tap && busy && !drain_last);
+        assign fire = in_valid && in_ready;
+        assign load = fire && last_tap;
+        always_ff @(posedge clk) begin
+            if (!rst_n) begin
+                {busy, v1, v2, v3} <= '0;
+                nf <= '0;
+            end else if (en) begin
+                if (busy) nf <= drain_last ? '0 : nf + 1'b1;
+                if (load) busy <= 1'b1;
+                else if (drain_last) busy <= 1'b0;
+                {v1, v2, v3} <= {busy, v1, v2};
+            end
+            if (en) begin
+                if (load) begin
+                    for (int c = 0; c < NF * PE; c++) held[c * AB +: AB] <= c < C ? acc_next[c % C] : '0;
+                end else if (busy) held <= held >> (PE * AB);
+            end
+        end
+        logic [NB-1:0] nf1, nf2;
+        always_ff @(posedge clk) if (en) {nf1, nf2} <= {nf, nf1};
+        assign nf_y = nf2;  // issue (busy) -> requant A -> requant B: valid with v2
+
+        for (genvar p = 0; p < PE; p++) begin : g_lane
+            logic [MB-1:0] m;
+            logic [SHB-1:0] sh;
+            logic [XB-1:0] off;
             logic signed [XB-1:0] xs;
-            assign xs = {acc[c][AB-1], acc[c]} - OFF;
+            always_comb begin
+                {m, sh, off} = '0;
+                for (int k = 0; k < NF; k++) begin
+                    if ({{(32 - NB){1'b0}}, nf} == k && k * PE + p < C) begin
+                        m = MULT[((k * PE + p) % C) * MB +: MB];
+                        sh = SHIFT[((k * PE + p) % C) * SHB +: SHB];
+                        off = X_OFF[((k * PE + p) % C) * 32 +: XB];
+                    end
+                end
+                xs = {held[p * AB + AB - 1], held[p * AB +: AB]} - off;
+            end
             hg_requant #(
-                .XB(XB), .MB(MB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT), .ROUND_UP(ROUND_UP), .OB(OB),
+                .XB(XB), .MB(MB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT), .MIN_SHIFT(MIN_SHIFT), .ROUND_UP(ROUND_UP), .OB(OB),
                 .ZP(ZP), .LO(LO), .HI(HI)
             ) u_rq (
-                .clk(clk), .en(en), .x(xs), .m(M), .m_neg(M),
-                .sx(10'sd0), .sm(16'sd0), .b(2'sd0), .sh(S), .y(y3[c * OB +: OB])
+                .clk(clk), .en(en), .x(xs), .m(m), .m_neg(m),
+                .sx(10'sd0), .sm(16'sd0), .b(2'sd0), .sh(sh), .y(y3[p * OB +: OB])
             );
-        end else begin : g_max
+        end
+    end else begin : g_max
+        assign in_ready = en;
+        assign fire = in_valid && en;
+        assign nf_y = '0;
+        always_ff @(posedge clk) begin
+            if (!rst_n) {v1, v2, v3} <= '0;
+            else if (en) {v1, v2, v3} <= {fire && last_tap, v1, v2};
+        end
+        for (genvar c = 0; c < C; c++) begin : g_lane
             logic [OB-1:0] d2;
             always_ff @(posedge clk) begin
                 if (en) begin
@@ -83,8 +135,8 @@ module hg_pool #(
         end
     end
 
-    hg_collect #(.GROUP(C * OB), .NF(1), .NB(1), .OUTW(C * OB)) u_out (
-        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v3), .nf(1'b0), .in_data(y3),
+    hg_collect #(.GROUP((IS_AVG ? PE : C) * OB), .NF(NF), .NB(NB), .OUTW(C * OB)) u_out (
+        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(IS_AVG ? v2 : v3), .nf(nf_y), .in_data(y3),
         .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready)
     );
 endmodule
