@@ -13,9 +13,10 @@ Counting (cell names as `stat -json` reports them after `synth_xilinx`, hierarch
   FF      FDRE, FDSE, FDCE, FDPE (and LDCE/LDPE latches)
   BRAM18  RAMB18E1/RAMB18E2;  BRAM36  RAMB36E1/RAMB36E2;  bram36_eq = BRAM36 + BRAM18 / 2
 
-Cache: a run's result is stored under its key, the sha256 of the Verilog it reads (the layer module,
-the hand-written hg_*.sv), the .mem files named in it, the Yosys version, the family and the script
-($HLSGEN_CACHE/synth or ~/.cache/hlsgen/synth); a cached run does not start Yosys.
+Cache: a run's Yosys output (stat.json, log) is stored under its key, the sha256 of the Verilog it
+reads (the layer module, the hand-written hg_*.sv), the .mem files named in it, the Yosys version,
+the family and the script ($HLSGEN_CACHE/synth or ~/.cache/hlsgen/synth); a cached run does not start
+Yosys, and its cells are counted again from the stored stat.json.
 """
 
 from __future__ import annotations
