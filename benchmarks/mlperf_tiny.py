@@ -296,6 +296,24 @@ def hlsgen_source() -> str:
     return f"{root} at {head.stdout.strip()[:90]}" + (f" + {n} uncommitted file(s)" if n else "")
 
 
+def merge(files: list[Path]) -> tuple[list[dict[str, Any]], str]:
+    """Model rows of several runs, step by step: a step (rtlsim, synth) is taken from the first file
+    that measured it; the runs must be of the same hlsgen."""
+    runs = [json.loads(f.read_text()) for f in files]
+    sources = {r["hlsgen"] for r in runs}
+    if len(sources) > 1:
+        raise SystemExit(f"--merge: the runs are of different hlsgen versions: {sorted(sources)}")
+    rows: dict[str, dict[str, Any]] = {}
+    for run_ in runs:
+        for r in run_["models"]:
+            into = rows.setdefault(r["model"], dict(r))
+            for step in ("rtlsim", "synth"):
+                have = into.get(step, {}).get("status", "")
+                if step in r and (not have or have.startswith("not available")):
+                    into[step] = r[step]
+    return list(rows.values()), sources.pop()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", choices=sorted(MODELS), action="append",
@@ -303,16 +321,23 @@ def main() -> None:
     ap.add_argument("--skip-synth", action="store_true")
     ap.add_argument("--skip-rtlsim", action="store_true")
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "mlperf_tiny")
+    ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
+                    help="measure nothing: print and write (to OUT) the table of earlier runs' mlperf_tiny.json "
+                         "files, e.g. an rtlsim run and a synth run made in parallel (later files fill gaps)")
     args = ap.parse_args()
     out_root = args.out.resolve()
     out_root.mkdir(parents=True, exist_ok=True)
-    source = hlsgen_source()
-    print(f"hlsgen: {source}", flush=True)
-    do_synth: bool | None = False if args.skip_synth else (True if synth_available() else None)
-    if do_synth is None:
-        print("synth: not available (this hlsgen has no `synth` command); resource rows left empty", flush=True)
-    names = [n for n in MODELS if not args.only or n in args.only]
-    rows = [measure(n, out_root / "models", out_root, not args.skip_rtlsim, do_synth) for n in names]
+    if args.merge:
+        rows, source = merge(args.merge)
+        print(f"hlsgen: {source}", flush=True)
+    else:
+        source = hlsgen_source()
+        print(f"hlsgen: {source}", flush=True)
+        do_synth: bool | None = False if args.skip_synth else (True if synth_available() else None)
+        if do_synth is None:
+            print("synth: not available (this hlsgen has no `synth` command); resource rows left empty", flush=True)
+        names = [n for n in MODELS if not args.only or n in args.only]
+        rows = [measure(n, out_root / "models", out_root, not args.skip_rtlsim, do_synth) for n in names]
     columns = [(r["model"], derived(r)) for r in rows] + anchor_columns()
     table = render(columns)
     print()
