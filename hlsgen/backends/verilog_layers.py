@@ -126,8 +126,18 @@ def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
               Param("PE", pe), Param("SIMD", simd), Param("NF", nf), Param("KK", kk), flag("DEPTHWISE", dw),
               Param("GROUP", group),
               Param("WB", int(p["weight_bits"])), Param("ACCB", int(p.get("acc_bits") or 32)), flag("PACK", pack),
+              flag("LUTMUL", lut_multipliers(layer)),
               Param("MEM_FILE", mem), *_mvu_epilogue(layer, df, nf * pe, _pack_bias_offset(layer, x, pack))]
     return Unit(layer.name, "hg_mvu", window, x.channels * x.bits, tuple(params), mem, tuple(words))
+
+
+LUT_WEIGHT_BITS = 4  # weights this narrow multiply as shift-adds in LUTs (DSPs are the scarce resource)
+
+
+def lut_multipliers(layer: Layer) -> bool:
+    """hg_mvu LUTMUL: products as shift-adds over the weight bits (about 8 LUTs per weight bit for
+    8-bit codes) instead of a DSP48E1 each, for weights of at most LUT_WEIGHT_BITS bits."""
+    return int(layer.params["weight_bits"]) <= LUT_WEIGHT_BITS
 
 
 def packs_pairs(layer: Layer, x: Stream) -> bool:
@@ -136,7 +146,8 @@ def packs_pairs(layer: Layer, x: Stream) -> bool:
     conv, gemm), the operands fit a DSP48E1 (A: 2*WB + IB + 1 <= 25 bits, B: IB + 1 <= 18) and PE >= 2."""
     wb = int(layer.params["weight_bits"])
     dense = layer.kind == "gemm" or (layer.kind == "conv" and int(layer.params.get("group", 1)) == 1)
-    return dense and layer.pe >= 2 and 2 * wb + x.bits + 1 <= 25 and x.bits <= 17
+    fits = 2 * wb + x.bits + 1 <= 25 and x.bits <= 17
+    return dense and layer.pe >= 2 and fits and not lut_multipliers(layer)
 
 
 def _pack_bias_offset(layer: Layer, x: Stream, pack: bool) -> np.ndarray:

@@ -18,12 +18,14 @@
 // activation as an unsigned IB-bit code xu (signed codes: xu = x + 2^(IB-1), the constant
 // -2^(IB-1)*sum(w) is folded into BIAS by the generator); the low F bits are w0*xu, the upper bits
 // plus the sign of the low field are w1*xu. One DSP48E1 (25 x 18) holds two int8 x int8 MACs.
+// LUTMUL (narrow weights, chosen by verilog_layers.py): each product is a shift-add over the WB weight
+// bits (LUTs and carry chains; Yosys maps a plain a * b to a DSP48E1 at any width and ignores use_dsp).
 // The accumulator is exactly ACCB bits: the layer's sum fits it, so wrapping partial sums are exact.
 module hg_mvu #(
     parameter int CIN = 3, parameter int IB = 8, parameter bit IN_SIGNED = 1'b1,
     parameter int COUT = 4, parameter int PE = 2, parameter int SIMD = 3, parameter int NF = 2,
     parameter int KK = 9, parameter bit DEPTHWISE = 1'b0, parameter int GROUP = 1,
-    parameter int WB = 8, parameter int ACCB = 20, parameter bit PACK = 1'b0,
+    parameter int WB = 8, parameter int ACCB = 20, parameter bit PACK = 1'b0, parameter bit LUTMUL = 1'b0,
     parameter MEM_FILE = "",
     parameter int OB = 8, parameter int MB = 16, parameter int SHB = 6, parameter int MAX_SHIFT = 40,
     parameter int MIN_SHIFT = 0,
@@ -73,9 +75,6 @@ module hg_mvu #(
     localparam int LSF = SF - 1, LKK = KK - 1, LNF = NF - 1, LWORD = WORDS - 1;
     localparam logic [IB-1:0] XFLIP = (PACK && IN_SIGNED) ? {1'b1, {(IB-1){1'b0}}} : '0;
 
-    (* rom_style = (WORDS > 64 ? "block" : "distributed") *)
-    logic [PE*SIMD*WB-1:0] rom [0:WORDS-1];
-    initial if (MEM_FILE != "") $readmemh(MEM_FILE, rom);
 
     logic en, skip_stall, fire0;
     logic [SFB-1:0] sf;
@@ -125,18 +124,42 @@ module hg_mvu #(
         for (int i = 0; i < PE * SIMD; i++) wl[i] = w1[i * WB +: WB];
     end
 
+    // LUTMUL: w*x = sum of x*2^b over the weight's bits b (the sign bit subtracts)
+    logic signed [PB-1:0] pm [0:PE*SIMD-1];
+    logic signed [PB-1:0] xs;
+    always_comb begin
+        for (int i = 0; i < PE * SIMD; i++) begin
+            xs = {{(PB - XB){x1[i][XB-1]}}, x1[i]};
+            pm[i] = '0;
+            for (int b = 0; b < WB; b++) begin
+                if (wl[i][b]) pm[i] = (b == WB - 1) ? pm[i] - (xs <<< b) : pm[i] + (xs <<< b);
+            end
+        end
+    end
+
     always_ff @(posedge clk) begin
         if (en) begin
-            w1 <= rom[ra];
             for (int i = 0; i < PE * SIMD; i++) x1[i] <= x0[i];
             first1 <= tap == '0 && sf == '0;
             last1 <= tap == LKK[TB-1:0] && sf == LSF[SFB-1:0];
             nf1 <= nf;
-            for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) prod2[i] <= wl[i] * x1[i];
+            for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) prod2[i] <= LUTMUL ? pm[i] : wl[i] * x1[i];
             {first2, last2, nf2} <= {first1, last1, nf1};
             nf3 <= nf2;
             {nf4, nf5, nf6, nf7} <= {nf3, nf4, nf5, nf6};
         end
+    end
+
+    // the weight ROM, read in stage 1: block RAM when deep; when shallow the synthesis tool picks (Yosys:
+    // LUTs; rom_style "distributed" has no ROM mapping in Yosys 0.70 and fails)
+    if (WORDS > 128) begin : g_brom
+        (* rom_style = "block" *) logic [PE*SIMD*WB-1:0] rom [0:WORDS-1];
+        initial if (MEM_FILE != "") $readmemh(MEM_FILE, rom);
+        always_ff @(posedge clk) if (en) w1 <= rom[ra];
+    end else begin : g_drom
+        logic [PE*SIMD*WB-1:0] rom [0:WORDS-1];
+        initial if (MEM_FILE != "") $readmemh(MEM_FILE, rom);
+        always_ff @(posedge clk) if (en) w1 <= rom[ra];
     end
 
     if (NP > 0) begin : g_pack
