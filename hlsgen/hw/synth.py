@@ -250,7 +250,8 @@ def hierarchy_cells(stat: dict[str, Any], top: str) -> dict[str, int]:
         if name not in memo:
             total: dict[str, int] = {}
             for cell, n in modules[name]["num_cells_by_type"].items():
-                parts = count(cell) if cell in modules else {cell: 1}
+                sub = next((k for k in (cell, "\\" + cell) if k in modules), None)  # `\name` when unparameterized
+                parts = count(sub) if sub is not None else {cell: 1}
                 for c, k in parts.items():
                     total[c] = total.get(c, 0) + n * k
             memo[name] = total

@@ -164,9 +164,11 @@ def test_part_from_the_report(tmp_path: Path) -> None:
 
 
 def test_hierarchy_is_counted_per_instance() -> None:
-    """Cells of a submodule count once per instance; LUT memories count as LUTs and as LUTRAM."""
+    """Cells of a submodule count once per instance (a module without parameters is `\\name` in the
+    module list, `name` as a cell type); LUT memories count as LUTs and as LUTRAM."""
     stat_json = {"modules": {
-        "\\top": {"num_cells_by_type": {"$paramod\\lane": 3, "FDRE": 2, "IBUF": 5}},
+        "\\top": {"num_cells_by_type": {"$paramod\\lane": 2, "plain": 1, "FDRE": 2, "IBUF": 5}},
+        "\\plain": {"num_cells_by_type": {"DSP48E1": 1, "LUT3": 2, "RAM32M": 1, "SRLC32E": 1, "RAMB18E1": 1}},
         "$paramod\\lane": {"num_cells_by_type": {"DSP48E1": 1, "LUT3": 2, "RAM32M": 1, "SRLC32E": 1,
                                                  "RAMB18E1": 1}},
     }}
