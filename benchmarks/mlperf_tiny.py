@@ -158,9 +158,16 @@ def measure(name: str, models_dir: Path, out_root: Path, do_rtlsim: bool, do_syn
     out, logs = out_root / name, out_root / "logs" / name
     logs.mkdir(parents=True, exist_ok=True)
     row: dict[str, Any] = {"model": name, "onnx": str(model_path), "params": params_of(model_path)}
-    rc, text, secs = run([*hlsgen_cmd(), "compile", str(model_path), "--calib", str(calib_path(model_path)),
-                          "-o", str(out)], logs / "compile.log")
+    cmd = [*hlsgen_cmd(), "compile", str(model_path), "--calib", str(calib_path(model_path)), "-o", str(out)]
+    rc, text, secs = run(cmd, logs / "compile.log")
     row["compile"] = {"status": "ok" if rc == 0 else f"exit {rc}", "seconds": round(secs, 1)}
+    if rc != 0 and "4096-bit limit" in text:
+        # a beat wider than Vitis allows (the autoencoder's 640 x 8-bit vectors): the HLS backend cannot be
+        # generated; the Verilog can. Same part, budget and folding: only OUT/hls is left out.
+        (logs / "no_hls.yaml").write_text("hw: {hls: {enabled: false}}\n")
+        rc, text, secs = run([*cmd, "-c", str(logs / "no_hls.yaml")], logs / "compile.log")
+        row["compile"] = {"status": "ok (HLS backend off: beats over 4096 bits)" if rc == 0 else f"exit {rc}",
+                          "seconds": round(secs, 1)}
     if rc != 0:
         row["compile"]["error"] = (text.strip().splitlines() or [""])[-1][:300]
         print(f"{name}: compile failed: {row['compile']['error']}", flush=True)
@@ -205,7 +212,7 @@ def derived(row: dict[str, Any]) -> dict[str, Any]:
     macs, mult, dsp = row.get("macs"), row.get("multipliers"), syn.get("dsp")
     target = TARGETS["cycles"].get(row["model"])
     d = {
-        "compile": "ok" if row.get("compile", {}).get("status") == "ok" else "FAILED",
+        "compile": status if (status := str(row.get("compile", {}).get("status", ""))).startswith("ok") else "FAILED",
         "bit_exact": sim.get("bit_exact"),
         "macs": macs, "params": row.get("params"),
         "cycles_rtlsim": cpf, "cycles_model": row.get("model_cycles"),
@@ -345,7 +352,7 @@ def main() -> None:
     print("cycles-based rows use the rtlsim figure when measured, else the cycle model;"
           " anchors: " + "; ".join(f"{a[0]} = {a[4]}" for a in ANCHORS))
     for r in rows:
-        if r["compile"]["status"] != "ok":
+        if not r["compile"]["status"].startswith("ok"):
             print(f"{r['model']}: compile {r['compile']['status']}: {r['compile']['error']}")
         for step in ("rtlsim", "synth"):
             s = r.get(step)
