@@ -28,12 +28,10 @@ template <class C>
 void add_layer(hls::stream<typename C::a_beat_t>& a, hls::stream<typename C::b_beat_t>& b,
                hls::stream<typename C::out_beat_t>& out, const typename C::mult_t AM[C::FOLD][C::PE],
                const typename C::mult_t BM[C::FOLD][C::PE], const typename C::shift_t S[C::FOLD][C::PE]) {
-    static const int Y_BITS = C::FOLD * C::PE * C::OUT_BITS;
-    static const int O_BITS = C::out_beat_t::width < Y_BITS ? C::out_beat_t::width : Y_BITS;
     const int a_zp = C::A_ZP, b_zp = C::B_ZP;
     typename C::a_beat_t xa = 0;
     typename C::b_beat_t xb = 0;
-    ap_uint<Y_BITS> y = 0;
+    FoldedBeat<C> beat;
     int f = 0, cbase = 0;
 STEP:
     for (int i = 0; i < C::PIXELS * C::FOLD; i++) {
@@ -54,19 +52,9 @@ STEP:
             const ap_int<64> v = ap_int<64>(da * am) + ap_int<64>(db * bm);
             ap_uint<C::OUT_BITS> code = 0;
             if (cbase + p < C::CHANNELS) code = requant<C>(v, S[f][p]);
-            y.range(Y_BITS - (C::PE - p - 1) * C::OUT_BITS - 1, Y_BITS - (C::PE - p) * C::OUT_BITS) = code;
+            beat.put(p, code);
         }
-        if (f == C::FOLD - 1) {
-            typename C::out_beat_t o = 0;
-            o.range(O_BITS - 1, 0) = y.range(O_BITS - 1, 0);
-            out.write(o);
-        }
-        if (C::FOLD > 1) y = y >> (C::PE * C::OUT_BITS);
-        if (step<C::FOLD>(f)) {
-            cbase = 0;
-        } else {
-            cbase += C::PE;
-        }
+        beat.next(f, cbase, out);
     }
 }
 
@@ -74,11 +62,9 @@ template <class C>
 void requant_layer(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
                    const typename C::mult_t M[C::FOLD][C::PE], const typename C::mult_t MN[C::MN_FOLD][C::PE],
                    const typename C::shift_t S[C::FOLD][C::PE]) {
-    static const int Y_BITS = C::FOLD * C::PE * C::OUT_BITS;
-    static const int O_BITS = C::out_beat_t::width < Y_BITS ? C::out_beat_t::width : Y_BITS;
     const int x_zp = C::X_ZP;
     typename C::in_beat_t x = 0;
-    ap_uint<Y_BITS> y = 0;
+    FoldedBeat<C> beat;
     int f = 0, cbase = 0;
 STEP:
     for (int i = 0; i < C::PIXELS * C::FOLD; i++) {
@@ -97,19 +83,9 @@ STEP:
             ap_uint<C::OUT_BITS> code = 0;
             if (cbase + p < C::CHANNELS)
                 code = requant<C>(scale_acc<C::HAS_MULT_NEG, C::MULT_BITS>(d, m, m_neg), S[f][p]);
-            y.range(Y_BITS - (C::PE - p - 1) * C::OUT_BITS - 1, Y_BITS - (C::PE - p) * C::OUT_BITS) = code;
+            beat.put(p, code);
         }
-        if (f == C::FOLD - 1) {
-            typename C::out_beat_t o = 0;
-            o.range(O_BITS - 1, 0) = y.range(O_BITS - 1, 0);
-            out.write(o);
-        }
-        if (C::FOLD > 1) y = y >> (C::PE * C::OUT_BITS);
-        if (step<C::FOLD>(f)) {
-            cbase = 0;
-        } else {
-            cbase += C::PE;
-        }
+        beat.next(f, cbase, out);
     }
 }
 

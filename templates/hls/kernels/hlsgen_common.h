@@ -75,6 +75,38 @@ bool step(int& counter) {
     return false;
 }
 
+// The output beat of a layer whose PE requant lanes fold over its channels: lane p of fold f holds
+// channel f*PE + p. Codes enter at the top of y and move down PE codes per fold; the beat is written
+// after the last fold (FOLD cycles per pixel). `next` also advances the fold counter f and cbase = f*PE.
+template <class C>
+struct FoldedBeat {
+    static const int Y_BITS = C::FOLD * C::PE * C::OUT_BITS;
+    static const int O_BITS = C::out_beat_t::width < Y_BITS ? C::out_beat_t::width : Y_BITS;
+    ap_uint<Y_BITS> y;
+
+    FoldedBeat() : y(0) {}
+
+    void put(int p, const ap_uint<C::OUT_BITS>& code) {
+#pragma HLS INLINE
+        y.range(Y_BITS - (C::PE - p - 1) * C::OUT_BITS - 1, Y_BITS - (C::PE - p) * C::OUT_BITS) = code;
+    }
+
+    void next(int& f, int& cbase, hls::stream<typename C::out_beat_t>& out) {
+#pragma HLS INLINE
+        if (f == C::FOLD - 1) {
+            typename C::out_beat_t o = 0;
+            o.range(O_BITS - 1, 0) = y.range(O_BITS - 1, 0);
+            out.write(o);
+        }
+        if (C::FOLD > 1) y = y >> (C::PE * C::OUT_BITS);
+        if (step<C::FOLD>(f)) {
+            cbase = 0;
+        } else {
+            cbase += C::PE;
+        }
+    }
+};
+
 // Store `code` (already inside the channel's range) into channel c of a packed beat.
 template <int BITS, int W>
 void set_channel(ap_uint<W>& beat, int c, const ap_int<64>& code) {

@@ -89,12 +89,10 @@ SUM:
 template <class C, int N, int PIXELS>
 void requant_lanes(hls::stream<typename C::sums_t>& sums, hls::stream<typename C::out_beat_t>& out,
                    const typename C::mult_t M[C::FOLD][C::PE], const typename C::shift_t S[C::FOLD][C::PE]) {
-    static const int Y_BITS = C::FOLD * C::PE * C::OUT_BITS;
-    static const int O_BITS = C::out_beat_t::width < Y_BITS ? C::out_beat_t::width : Y_BITS;
     static const int SUM_BITS = C::sums_t::width;
     const int x_zp = C::X_ZP;
     typename C::sums_t held = 0;
-    ap_uint<Y_BITS> y = 0;
+    FoldedBeat<C> beat;
     int f = 0, cbase = 0;
 LANES:
     for (int i = 0; i < PIXELS * C::FOLD; i++) {
@@ -109,20 +107,10 @@ LANES:
             const ap_int<C::MULT_BITS> m = M[f][p];
             ap_uint<C::OUT_BITS> code = 0;
             if (cbase + p < C::CHANNELS) code = requant<C>(scale_acc<0, C::MULT_BITS>(centred, m, m), S[f][p]);
-            y.range(Y_BITS - (C::PE - p - 1) * C::OUT_BITS - 1, Y_BITS - (C::PE - p) * C::OUT_BITS) = code;
+            beat.put(p, code);
         }
         if (SUM_BITS > C::PE * C::ACC_BITS) held = cur >> (C::PE * C::ACC_BITS);
-        if (f == C::FOLD - 1) {
-            typename C::out_beat_t o = 0;
-            o.range(O_BITS - 1, 0) = y.range(O_BITS - 1, 0);
-            out.write(o);
-        }
-        if (C::FOLD > 1) y = y >> (C::PE * C::OUT_BITS);
-        if (step<C::FOLD>(f)) {
-            cbase = 0;
-        } else {
-            cbase += C::PE;
-        }
+        beat.next(f, cbase, out);
     }
 }
 
