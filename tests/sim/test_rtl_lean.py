@@ -39,7 +39,8 @@ def lean_net(c: int = 20, seed: int = 3) -> tuple[onnx.ModelProto, dict[str, str
 def _compile(folder: Path, pes: dict[str, int], c: int = 20) -> Path:
     model, nodes = lean_net(c)
     layers = {nodes["conv"]: {"pe": c, "simd": c}, nodes["fc"]: {"pe": 6, "simd": c}}
-    layers.update({nodes[role]: {"pe": pe} for role, pe in pes.items()})
+    # every folded layer pinned (PE = C unless given), so the design does not depend on device folding
+    layers.update({nodes[role]: {"pe": pes.get(role, c)} for role in ("rq", "add", "gap")})
     return rtl_nets.compile_to(folder, model, hw={"layers": layers})
 
 
