@@ -156,13 +156,12 @@ def hls_context(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
                 "signed": int(s.signed), "channels": s.channels, "beats": s.pixels, "beat_bits": s.beat_bits,
                 "file": "output.hex" if len(ports) == 1 else f"output_{k}.hex"}
                for k, (p, s) in enumerate(zip(ports, df.outputs, strict=True))]
-    widest = max([df.input.beat_bits] + [s.beat_bits for s in df.streams.values()])
     return {"name": df.name, "top": hw.top, "hls": hw.hls, "ap_ctrl": f"ap_ctrl_{hw.hls.ap_ctrl}",
             "frames": hw.frames, "layers": codes, "calls": calls, "streams": w.decls,
             "input": {"type": f"{hw.top}_in_t", "stream": df.input.name, "tensor": df.input.tensor,
                       "bits": df.input.bits, "signed": int(df.input.signed), "channels": df.input.channels,
                       "beats": df.input.pixels, "beat_bits": df.input.beat_bits},
-            "outputs": outputs, "ap_int_max_w": max(1024, widest), "cycles": df.cycles_per_frame,
+            "outputs": outputs, "ap_int_max_w": MAX_BEAT_BITS, "cycles": df.cycles_per_frame,
             "bottleneck": df.bottleneck, "guard": f"HLSGEN_{hw.top.upper()}_H"}
 
 
