@@ -4,7 +4,8 @@ The result is plain data (names, integers, lists of integers) rendered by templa
 weights.h.j2 and top.cpp.j2; the algorithms are in templates/hls/kernels/*.h. Table layouts follow
 the kernels' headers: a matrix-vector layer's weights are words of PE*SIMD lanes, one word per
 (output fold, tap, input fold) cycle, zero-padded where PE or SIMD do not divide the channel counts;
-its per-channel tables are [FOLD_O][PE].
+its bias table is [FOLD_O][PE], its requant tables [RQ_FOLD][RQ] (time-shared requant units,
+hlsgen.hw.packing.requant_units; the same order as [FOLD_O][PE]).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.model import Dataflow, Layer, Stream
-from hlsgen.hw.packing import MVU_KINDS, code_range, folded, per_channel, weight_words
+from hlsgen.hw.packing import MVU_KINDS, code_range, folded, per_channel, requant_units, weight_words
 from hlsgen.numerics import signed_bits_for
 
 
@@ -234,11 +235,17 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     simd = 1 if layer.kind == "dwconv" else layer.simd
     fold_o, fold_i = math.ceil(cout / pe), math.ceil(cin_g / simd)
     leaky, residual = "mult_neg" in a, bool(p.get("residual"))
+    rq = requant_units(layer, x)
+    rq_fold = fold_o * (pe // rq)  # the requant tables' rows: [RQ_FOLD][RQ] (mvu.h)
     code.const(COUT=cout, GROUPS=groups, CIN_G=cin_g, COUT_G=cout // groups, PE=pe, SIMD=simd, FOLD_O=fold_o,
-               FOLD_I=fold_i, W_BITS=p["weight_bits"], ACC_BITS=p["acc_bits"], HAS_MULT_NEG=leaky,
-               RESIDUAL=residual, MN_FOLD=fold_o if leaky else 1, SM_FOLD=fold_o if residual else 1)
+               FOLD_I=fold_i, RQ=rq, RQ_FOLD=rq_fold, W_BITS=p["weight_bits"], ACC_BITS=p["acc_bits"],
+               HAS_MULT_NEG=leaky, RESIDUAL=residual, MN_FOLD=rq_fold if leaky else 1,
+               SM_FOLD=rq_fold if residual else 1)
     skip = df.streams[layer.inputs[1]] if residual else x  # no residual: the input stands in (mvu.h)
     code.beat("skip_beat_t", skip)
+    if rq < pe:  # the hand-off beat of mvu_core to mvu_requant: PE accumulators and skip codes
+        code.types.append({"name": "hand_t", "kind": "beat",
+                           "bits": pe * (p["acc_bits"] + (skip.bits if residual else 0))})
     code.const(SKIP_ZP=p.get("skip_zp", 0) if residual else 0, SKIP_BITS=skip.bits, SKIP_SIGNED=skip.signed)
     w = weight_words(layer, df.streams[layer.inputs[0]])  # [WORDS, PE*SIMD]
     words = w.shape[0]
@@ -248,8 +255,8 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
                       "impl": rom_impl(words, simd * p["weight_bits"])})
     names = {"W": code.table("w", "w_t", w, bits=p["weight_bits"]),
              "B": code.table("b", "bias_t", folded(per_channel(layer.arrays["bias"], cout), fold_o, pe))}
-    mults = {k: folded(per_channel(a[k], cout), fold_o, pe) for k in ("mult", "mult_neg", "skip_mult") if k in a}
-    mults.setdefault("mult_neg", np.zeros((1, pe), np.int64))
+    mults = {k: folded(per_channel(a[k], cout), rq_fold, rq) for k in ("mult", "mult_neg", "skip_mult") if k in a}
+    mults.setdefault("mult_neg", np.zeros((1, rq), np.int64))
     mult_bits = signed_bits_for(max(int(np.abs(mults[k]).max()) for k in ("mult", "mult_neg")))
     skip_mult_bits = signed_bits_for(int(np.abs(mults["skip_mult"]).max())) if residual else 1
     code.const(MULT_BITS=mult_bits, SKIP_MULT_BITS=skip_mult_bits)
@@ -259,9 +266,10 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
         names["SM"] = code.table("sm", "skip_mult_t", mults["skip_mult"], bits=skip_mult_bits)
     else:
         code.types.append({"name": "skip_mult_t", "kind": "rom", "signed": True, "bits": 1, "ctype": "signed char"})
-    names["S"] = code.table("s", "shift_t", folded(per_channel(layer.arrays["shift"], cout), fold_o, pe), signed=False)
-    names.update(_two_step_tables(code, layer, cout, fold_o, pe))
-    base = {"conv": "conv_mvu", "dwconv": "dwconv_mvu", "gemm": "dense"}[layer.kind]
+    names["S"] = code.table("s", "shift_t", folded(per_channel(layer.arrays["shift"], cout), rq_fold, rq),
+                            signed=False)
+    names.update(_two_step_tables(code, layer, cout, rq_fold, rq))
+    base = {"conv": "conv_mvu", "dwconv": "dwconv_mvu", "gemm": "dense"}[layer.kind] if rq == pe else "mvu_shared"
     code.kernel = base + ("_residual" if residual else "")
     code.tables = [names[k] for k in ("W", "B", "M", "MN", "SM", "S", "M1", "MN1", "S1", "B2") if k in names]
     code.roms += [{"name": t, "dim": 2, "reshape": 1, "impl": "lutram"} for t in code.tables[1:]]

@@ -32,7 +32,7 @@ from hlsgen.backends.verilog_values import (
 )
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.model import Dataflow, Layer, Stream
-from hlsgen.hw.packing import clamp_bounds, padded, per_channel, weight_words
+from hlsgen.hw.packing import clamp_bounds, padded, per_channel, requant_units, weight_words
 from hlsgen.numerics import signed_bits_for
 
 
@@ -123,7 +123,8 @@ def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
     group = int(p.get("group", 1)) if layer.kind == "conv" else 1
     pack = packs_pairs(layer, x)
     params = [Param("CIN", x.channels), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("COUT", cout),
-              Param("PE", pe), Param("SIMD", simd), Param("NF", nf), Param("KK", kk), flag("DEPTHWISE", dw),
+              Param("PE", pe), Param("SIMD", simd), Param("NF", nf), Param("RQ", requant_units(layer, x)),
+              Param("KK", kk), flag("DEPTHWISE", dw),
               Param("GROUP", group),
               Param("WB", int(p["weight_bits"])), Param("ACCB", int(p.get("acc_bits") or 32)), flag("PACK", pack),
               flag("LUTMUL", lut_multipliers(layer)),

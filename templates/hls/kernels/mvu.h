@@ -8,10 +8,15 @@
 //     folds nf > 0 (no read-then-compute); input fold sf takes codes kbase .. kbase+SIMD-1 (kbase a
 //     counter: sf*SIMD);
 //   - accumulators start at the bias on the first step of a fold (t == 0, sf == 0);
-//   - the requant epilogue is inside the pipeline: on the last step of fold nf every PE lane
-//     requantizes its channel nf*PE + p with parameters read from [FOLD_O][PE] ROMs at the fold
+//   - the requant epilogue (RQ == PE) is inside the pipeline: on the last step of fold nf every PE
+//     lane requantizes its channel nf*PE + p with parameters read from [FOLD_O][PE] ROMs at the fold
 //     counter (one requant unit per lane, time-shared over the output channels), and the codes are
 //     shifted into the output beat, written after the last fold;
+//   - time-shared requant units (RQ < PE, hlsgen.hw.packing.requant_units: PE/RQ <= TAPS*FOLD_I):
+//     the last step of a fold hands its PE accumulators (and their skip codes) to a second process,
+//     mvu_requant, whose II=1 loop requantizes RQ channels a cycle (PE/RQ cycles per fold, hidden
+//     under the next fold's TAPS*FOLD_I steps); its tables are [RQ_FOLD][RQ], RQ_FOLD =
+//     FOLD_O*PE/RQ, in the same order as the [FOLD_O][PE] tables (channel (nf*PE/RQ + q)*RQ + r);
 //   - a residual skip beat is read on the first step of a pixel and shifted by PE channels per fold.
 //   acc[o] = B[o] + sum over taps t and group-input channels k of x[t][g(o)*CIN_G + k] * W(o, t, k)
 // with g(o) the group of output channel o (grouped and depthwise layers only). The bias already holds -zp_x * sum(W) and padding taps hold zp_x.
@@ -27,16 +32,16 @@
 //                        channel nf*PE + p, tap t, group-input channel sf*SIMD + s (0 beyond COUT/CIN_G).
 //                        One ROM per PE lane of SIMD-wide words (top.cpp partitions dim 1 and reshapes
 //                        dim 2 cyclic SIMD; BRAM when deep, LUTRAM when shallow).
-//   B, M, S [FOLD_O][PE]; MN [MN_FOLD][PE] (LeakyReLU); SM [SM_FOLD][PE] (residual);
-//   M1, S1 [M1_FOLD][PE], MN1 [MN1_FOLD][PE], B2 [B2_FOLD][PE]: the two-step epilogue (epilogue.h);
-//   a FOLD of 1 (a dummy row) where the layer has none.
+//   B [FOLD_O][PE]; M, S [RQ_FOLD][RQ]; MN [MN_FOLD][RQ] (LeakyReLU); SM [SM_FOLD][RQ] (residual);
+//   M1, S1 [M1_FOLD][RQ], MN1 [MN1_FOLD][RQ], B2 [B2_FOLD][RQ]: the two-step epilogue (epilogue.h);
+//   a FOLD of 1 (a dummy row) where the layer has none (RQ = PE, RQ_FOLD = FOLD_O without sharing).
 //
-// Config C: TAPS, OUT_PIXELS, CIN, COUT, GROUPS, CIN_G, COUT_G, PE, SIMD, FOLD_O, FOLD_I, WORDS,
+// Config C: TAPS, OUT_PIXELS, CIN, COUT, GROUPS, CIN_G, COUT_G, PE, SIMD, FOLD_O, FOLD_I, WORDS, RQ, RQ_FOLD,
 //           PACK, IN_BITS, IN_SIGNED, W_BITS, ACC_BITS, MULT_BITS, SKIP_MULT_BITS, OUT_BITS, ZP, LO,
 //           HI, ROUNDING, HAS_MULT_NEG, RESIDUAL, SKIP_ZP, SKIP_BITS, SKIP_SIGNED, MN_FOLD, SM_FOLD,
 //           TWO_STEP, MID_*, HAS_MID_NEG, HAS_POST_BIAS, POST_BIAS_BITS, M1_FOLD, MN1_FOLD, B2_FOLD
 //           and the types in_beat_t, out_beat_t, skip_beat_t, w_t, bias_t, mult_t, skip_mult_t,
-//           shift_t, mid_mult_t, mid_shift_t, post_bias_t.
+//           shift_t, mid_mult_t, mid_shift_t, post_bias_t (and hand_t with RQ < PE: the hand-off beat).
 #ifndef HLSGEN_MVU_H
 #define HLSGEN_MVU_H
 
@@ -101,14 +106,17 @@ LANE_PE:
     }
 }
 
-template <class C>
+// The flattened MVU loop. O is out_beat_t (RQ == PE: the epilogue in the pipeline) or hand_t (RQ < PE:
+// each fold's PE accumulators go to mvu_requant, lane p in bits [p*LB, p*LB + ACC_BITS) with its skip
+// code above them, LB = ACC_BITS (+ SKIP_BITS with a residual); the requant tables are not read).
+template <class C, class O>
 void mvu_core(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::skip_beat_t>& skip,
-              hls::stream<typename C::out_beat_t>& out, const typename C::w_t W[C::PE][C::WORDS * C::SIMD],
-              const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::FOLD_O][C::PE],
-              const typename C::mult_t MN[C::MN_FOLD][C::PE], const typename C::skip_mult_t SM[C::SM_FOLD][C::PE],
-              const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
-              const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE], const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
-              const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
+              hls::stream<O>& out, const typename C::w_t W[C::PE][C::WORDS * C::SIMD],
+              const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::RQ_FOLD][C::RQ],
+              const typename C::mult_t MN[C::MN_FOLD][C::RQ], const typename C::skip_mult_t SM[C::SM_FOLD][C::RQ],
+              const typename C::shift_t S[C::RQ_FOLD][C::RQ], const typename C::mid_mult_t M1[C::M1_FOLD][C::RQ],
+              const typename C::mid_mult_t MN1[C::MN1_FOLD][C::RQ], const typename C::mid_shift_t S1[C::M1_FOLD][C::RQ],
+              const typename C::post_bias_t B2[C::B2_FOLD][C::RQ]) {
 #pragma HLS INLINE
     typedef typename C::in_beat_t in_beat_t;
     typedef typename code_type<C::IN_BITS, C::IN_SIGNED>::t x_t;
@@ -117,6 +125,8 @@ void mvu_core(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::sk
     static const int O_BITS = C::out_beat_t::width < Y_BITS ? C::out_beat_t::width : Y_BITS;
     static const int SK_BITS = C::skip_beat_t::width;
     static const int TOTAL = C::OUT_PIXELS * C::FOLD_O * C::TAPS * C::FOLD_I;
+    static const bool SHARED = C::RQ < C::PE;
+    static const int LB = C::ACC_BITS + (C::RESIDUAL ? C::SKIP_BITS : 0);
 
     x_t window[C::TAPS][C::CIN];  // the current pixel's taps (codes), kept for the output folds nf > 0
 #pragma HLS ARRAY_PARTITION variable=window complete dim=2
@@ -157,11 +167,18 @@ STEP:
             a[p] = first ? ap_int<C::ACC_BITS>(B[nf][p]) : acc[p];
         }
         mac_step<C>(a, xv, W, wbase, obase, kbase);
+        O hand = 0;
     EPILOGUE:
         for (int p = 0; p < C::PE; p++) {
 #pragma HLS UNROLL
             acc[p] = a[p];
-            if (last) {
+            if (SHARED) {
+                hand.range(p * LB + C::ACC_BITS - 1, p * LB) = a[p];
+                if (C::RESIDUAL) {
+                    hand.range(p * LB + LB - 1, p * LB + C::ACC_BITS) =
+                        sk.range(p * C::SKIP_BITS + C::SKIP_BITS - 1, p * C::SKIP_BITS);
+                }
+            } else if (last) {
                 const int f1 = C::TWO_STEP ? nf : 0;
                 const skip_t s_code = C::RESIDUAL ? channel_code<C::SKIP_BITS, C::SKIP_SIGNED>(sk, p) : skip_t(0);
                 ap_uint<C::OUT_BITS> code = 0;
@@ -175,8 +192,9 @@ STEP:
             }
         }
         if (last) {
+            if (SHARED) out.write(hand);
             if (C::RESIDUAL && SK_BITS > C::PE * C::SKIP_BITS) sk = sk >> (C::PE * C::SKIP_BITS);
-            if (nf == C::FOLD_O - 1) {
+            if (!SHARED && nf == C::FOLD_O - 1) {
                 typename C::out_beat_t o = 0;
                 o.range(O_BITS - 1, 0) = y.range(O_BITS - 1, 0);
                 out.write(o);
@@ -204,16 +222,89 @@ STEP:
     }
 }
 
+// RQ requant units over the hand-off beats of mvu_core: per fold PE/RQ cycles, unit r of sub-step q
+// of fold nf takes channel nf*PE + q*RQ + r = f*RQ + r (f = nf*PE/RQ + q, the row of the tables).
+template <class C>
+void mvu_requant(hls::stream<typename C::hand_t>& hand, hls::stream<typename C::out_beat_t>& out,
+                 const typename C::mult_t M[C::RQ_FOLD][C::RQ], const typename C::mult_t MN[C::MN_FOLD][C::RQ],
+                 const typename C::skip_mult_t SM[C::SM_FOLD][C::RQ], const typename C::shift_t S[C::RQ_FOLD][C::RQ],
+                 const typename C::mid_mult_t M1[C::M1_FOLD][C::RQ],
+                 const typename C::mid_mult_t MN1[C::MN1_FOLD][C::RQ],
+                 const typename C::mid_shift_t S1[C::M1_FOLD][C::RQ],
+                 const typename C::post_bias_t B2[C::B2_FOLD][C::RQ]) {
+    typedef typename code_type<C::SKIP_BITS, C::SKIP_SIGNED>::t skip_t;
+    static const int QF = C::PE / C::RQ;
+    static const int LB = C::ACC_BITS + (C::RESIDUAL ? C::SKIP_BITS : 0);
+    typename C::hand_t held = 0;  // the fold's lanes not yet requantized, lowest first
+    FoldedBeat<C, C::RQ_FOLD, C::RQ> beat;
+    int f = 0, q = 0, cbase = 0;
+REQUANT:
+    for (int i = 0; i < C::OUT_PIXELS * C::RQ_FOLD; i++) {
+#pragma HLS PIPELINE II=1
+        const typename C::hand_t cur = q == 0 ? hand.read() : held;
+    UNIT:
+        for (int r = 0; r < C::RQ; r++) {
+#pragma HLS UNROLL
+            ap_int<C::ACC_BITS> a;
+            a.range(C::ACC_BITS - 1, 0) = cur.range(r * LB + C::ACC_BITS - 1, r * LB);
+            skip_t s_code = 0;
+            if (C::RESIDUAL) s_code.range(C::SKIP_BITS - 1, 0) = cur.range(r * LB + LB - 1, r * LB + C::ACC_BITS);
+            const int f1 = C::TWO_STEP ? f : 0;
+            ap_uint<C::OUT_BITS> code = 0;
+            if (cbase + r < C::COUT) {
+                code = epilogue_lane<C>(a, s_code, M[f][r], MN[C::HAS_MULT_NEG ? f : 0][r], SM[C::RESIDUAL ? f : 0][r],
+                                        S[f][r], M1[f1][r], MN1[C::HAS_MID_NEG ? f : 0][r], S1[f1][r],
+                                        B2[C::HAS_POST_BIAS ? f : 0][r]);
+            }
+            beat.put(r, code);
+        }
+        held = cur >> (C::RQ * LB);
+        step<QF>(q);
+        beat.next(f, cbase, out);
+    }
+}
+
+// A matrix-vector layer with time-shared requant units (RQ < PE): the MVU loop and mvu_requant as
+// two dataflow processes joined by the hand-off stream; mvu_shared (no residual) passes `in` as the
+// skip stream, which is never read (as in conv_mvu).
+template <class C>
+void mvu_shared_residual(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::skip_beat_t>& skip,
+                hls::stream<typename C::out_beat_t>& out, const typename C::w_t W[C::PE][C::WORDS * C::SIMD],
+                const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::RQ_FOLD][C::RQ],
+                const typename C::mult_t MN[C::MN_FOLD][C::RQ], const typename C::skip_mult_t SM[C::SM_FOLD][C::RQ],
+                const typename C::shift_t S[C::RQ_FOLD][C::RQ], const typename C::mid_mult_t M1[C::M1_FOLD][C::RQ],
+                const typename C::mid_mult_t MN1[C::MN1_FOLD][C::RQ],
+                const typename C::mid_shift_t S1[C::M1_FOLD][C::RQ], const typename C::post_bias_t B2[C::B2_FOLD][C::RQ]) {
+#pragma HLS DATAFLOW
+    static_assert(C::RQ < C::PE && C::PE % C::RQ == 0, "time-shared requant units: RQ divides PE");
+    hls::stream<typename C::hand_t> hand("hand");
+#pragma HLS STREAM variable=hand depth=2
+    mvu_core<C>(in, skip, hand, W, B, M, MN, SM, S, M1, MN1, S1, B2);
+    mvu_requant<C>(hand, out, M, MN, SM, S, M1, MN1, S1, B2);
+}
+
+template <class C>
+void mvu_shared(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
+                const typename C::w_t W[C::PE][C::WORDS * C::SIMD], const typename C::bias_t B[C::FOLD_O][C::PE],
+                const typename C::mult_t M[C::RQ_FOLD][C::RQ], const typename C::mult_t MN[C::MN_FOLD][C::RQ],
+                const typename C::shift_t S[C::RQ_FOLD][C::RQ], const typename C::mid_mult_t M1[C::M1_FOLD][C::RQ],
+                const typename C::mid_mult_t MN1[C::MN1_FOLD][C::RQ],
+                const typename C::mid_shift_t S1[C::M1_FOLD][C::RQ], const typename C::post_bias_t B2[C::B2_FOLD][C::RQ]) {
+    static_assert(!C::RESIDUAL, "a residual layer calls mvu_shared_residual");
+    static const typename C::skip_mult_t SM[1][C::RQ] = {};
+    mvu_shared_residual<C>(in, in, out, W, B, M, MN, SM, S, M1, MN1, S1, B2);
+}
+
 // Conv (after a sliding-window generator, or directly on the input for a 1x1 stride-1 conv).
 template <class C>
 void conv_mvu(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
               const typename C::w_t W[C::PE][C::WORDS * C::SIMD], const typename C::bias_t B[C::FOLD_O][C::PE],
-              const typename C::mult_t M[C::FOLD_O][C::PE], const typename C::mult_t MN[C::MN_FOLD][C::PE],
-              const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
-              const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE], const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
-              const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
+              const typename C::mult_t M[C::RQ_FOLD][C::RQ], const typename C::mult_t MN[C::MN_FOLD][C::RQ],
+              const typename C::shift_t S[C::RQ_FOLD][C::RQ], const typename C::mid_mult_t M1[C::M1_FOLD][C::RQ],
+              const typename C::mid_mult_t MN1[C::MN1_FOLD][C::RQ], const typename C::mid_shift_t S1[C::M1_FOLD][C::RQ],
+              const typename C::post_bias_t B2[C::B2_FOLD][C::RQ]) {
     static_assert(!C::RESIDUAL, "a residual layer calls conv_mvu_residual");
-    static const typename C::skip_mult_t SM[1][C::PE] = {};
+    static const typename C::skip_mult_t SM[1][C::RQ] = {};
     // without a residual, skip_beat_t is in_beat_t and `in` stands in for the skip stream: its
     // read is behind `C::RESIDUAL` (a compile-time 0), so no stream is declared for nothing
     mvu_core<C>(in, in, out, W, B, M, MN, SM, S, M1, MN1, S1, B2);
@@ -223,13 +314,13 @@ void conv_mvu(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::ou
 template <class C>
 void conv_mvu_residual(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::skip_beat_t>& skip,
                        hls::stream<typename C::out_beat_t>& out, const typename C::w_t W[C::PE][C::WORDS * C::SIMD],
-                       const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::FOLD_O][C::PE],
-                       const typename C::mult_t MN[C::MN_FOLD][C::PE],
-                       const typename C::skip_mult_t SM[C::SM_FOLD][C::PE], const typename C::shift_t S[C::FOLD_O][C::PE],
-                       const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
-                       const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE],
-                       const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
-                       const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
+                       const typename C::bias_t B[C::FOLD_O][C::PE], const typename C::mult_t M[C::RQ_FOLD][C::RQ],
+                       const typename C::mult_t MN[C::MN_FOLD][C::RQ],
+                       const typename C::skip_mult_t SM[C::SM_FOLD][C::RQ], const typename C::shift_t S[C::RQ_FOLD][C::RQ],
+                       const typename C::mid_mult_t M1[C::M1_FOLD][C::RQ],
+                       const typename C::mid_mult_t MN1[C::MN1_FOLD][C::RQ],
+                       const typename C::mid_shift_t S1[C::M1_FOLD][C::RQ],
+                       const typename C::post_bias_t B2[C::B2_FOLD][C::RQ]) {
     mvu_core<C>(in, skip, out, W, B, M, MN, SM, S, M1, MN1, S1, B2);
 }
 
@@ -238,10 +329,10 @@ void conv_mvu_residual(hls::stream<typename C::in_beat_t>& in, hls::stream<typen
 template <class C>
 void dense(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
            const typename C::w_t W[C::PE][C::WORDS * C::SIMD], const typename C::bias_t B[C::FOLD_O][C::PE],
-           const typename C::mult_t M[C::FOLD_O][C::PE], const typename C::mult_t MN[C::MN_FOLD][C::PE],
-           const typename C::shift_t S[C::FOLD_O][C::PE], const typename C::mid_mult_t M1[C::M1_FOLD][C::PE],
-           const typename C::mid_mult_t MN1[C::MN1_FOLD][C::PE], const typename C::mid_shift_t S1[C::M1_FOLD][C::PE],
-           const typename C::post_bias_t B2[C::B2_FOLD][C::PE]) {
+           const typename C::mult_t M[C::RQ_FOLD][C::RQ], const typename C::mult_t MN[C::MN_FOLD][C::RQ],
+           const typename C::shift_t S[C::RQ_FOLD][C::RQ], const typename C::mid_mult_t M1[C::M1_FOLD][C::RQ],
+           const typename C::mid_mult_t MN1[C::MN1_FOLD][C::RQ], const typename C::mid_shift_t S1[C::M1_FOLD][C::RQ],
+           const typename C::post_bias_t B2[C::B2_FOLD][C::RQ]) {
     static_assert(C::OUT_PIXELS == 1 && C::GROUPS == 1, "a dense layer makes one pixel, ungrouped");
     conv_mvu<C>(in, out, W, B, M, MN, S, M1, MN1, S1, B2);
 }

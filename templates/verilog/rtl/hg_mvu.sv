@@ -6,8 +6,12 @@
 // takes NF*KK*SF cycles, back to back. Depthwise: lane pe reads channel nf*PE + pe of the tap.
 // Grouped conv (GROUP > 1): lane (pe, s) of output channel o = nf*PE + pe reads input channel
 // g*CIN/GROUP + sf*SIMD + s of its own group g = o / (COUT/GROUP).
-// Accumulators start at the bias; when an NF group completes, PE requant lanes (hg_requant) apply
-// mult/mult_neg/skip/shift/clamp and a collector assembles the COUT channels of one output beat.
+// Accumulators start at the bias; when an NF group completes, RQ time-shared requant units (hg_requant)
+// apply mult/mult_neg/skip/shift/clamp and a collector assembles the COUT channels of one output beat.
+// RQ = PE: the PE accumulators go to PE units at once. RQ < PE (RQ divides PE, QF = PE/RQ <= KK*SF):
+// the group's accumulators are handed off to a register and shifted out RQ a cycle over QF cycles
+// while the next group accumulates; unit r of sub-step q of group nf takes channel nf*PE + q*RQ + r =
+// (nf*QF + q)*RQ + r, so the units see a layer of NF*QF groups of RQ lanes (same parameter order).
 // A residual skip stream (HAS_SKIP) supplies one pixel per output pixel to the epilogue.
 // TWO_STEP: each lane first reproduces the model's intermediate quantizer (hg_mvu_lane), two more
 // stages (requant A1, B1) before requant A, B.
@@ -23,7 +27,7 @@
 // The accumulator is exactly ACCB bits: the layer's sum fits it, so wrapping partial sums are exact.
 module hg_mvu #(
     parameter int CIN = 3, parameter int IB = 8, parameter bit IN_SIGNED = 1'b1,
-    parameter int COUT = 4, parameter int PE = 2, parameter int SIMD = 3, parameter int NF = 2,
+    parameter int COUT = 4, parameter int PE = 2, parameter int SIMD = 3, parameter int NF = 2, parameter int RQ = PE,
     parameter int KK = 9, parameter bit DEPTHWISE = 1'b0, parameter int GROUP = 1,
     parameter int WB = 8, parameter int ACCB = 20, parameter bit PACK = 1'b0, parameter bit LUTMUL = 1'b0,
     parameter MEM_FILE = "",
@@ -74,12 +78,17 @@ module hg_mvu #(
     localparam int SFB = $clog2(SF + 1), TB = $clog2(KK + 1), NB = $clog2(NF + 1);
     localparam int LSF = SF - 1, LKK = KK - 1, LNF = NF - 1, LWORD = WORDS - 1;
     localparam logic [IB-1:0] XFLIP = (PACK && IN_SIGNED) ? {1'b1, {(IB-1){1'b0}}} : '0;
+    localparam int QF = PE / RQ, NFQ = NF * QF;  // requant sub-steps per group; groups seen by the units
+    localparam int QB = $clog2(QF + 1), NQB = $clog2(NFQ + 1), LQF = QF - 1, LNFQ = NFQ - 1;
 
 
     logic en, skip_stall, fire0;
     logic [SFB-1:0] sf;
     logic [TB-1:0] tap;
-    logic [NB-1:0] nf, nf1, nf2, nf3, nf4, nf5, nf6, nf7, nf_out;
+    logic [NB-1:0] nf, nf1, nf2, nf3;
+    logic [NQB-1:0] nfq, nf4, nf5, nf6, nf7, nf_out;  // the units' group index (nf*QF + sub-step)
+    logic vq;                                           // the units take an input this cycle
+    logic signed [AB-1:0] xq [0:RQ-1];                  // ... the accumulators they take
     logic [RAB-1:0] ra;
     logic v1, v2, v3, v4, v5, v6, v7, v_out, first1, first2, last1, last2;
     logic signed [XB-1:0] x0 [0:PE*SIMD-1];
@@ -89,14 +98,14 @@ module hg_mvu #(
     logic signed [PW-1:0] pp2 [0:(NP > 0 ? NP : 1)*SIMD-1];  // PACK: one double product per pair
     logic signed [PB-1:0] pl [0:PE*SIMD-1];        // the lane products, pairs split
     logic signed [AB-1:0] acc [0:PE-1];
-    logic [PE*OB-1:0] y5;
+    logic [RQ*OB-1:0] y5;
     wire [NF*PE*ACCB-1:0] bias_w = BIAS;
 
-    assign skip_stall = HAS_SKIP && v3 && !skip_valid;
+    assign skip_stall = HAS_SKIP && vq && !skip_valid;
     assign en = (!out_valid || out_ready) && !skip_stall;
     assign fire0 = in_valid && en;
     assign in_ready = en && sf == LSF[SFB-1:0];
-    assign skip_ready = HAS_SKIP && en && v3 && nf3 == LNF[NB-1:0];
+    assign skip_ready = HAS_SKIP && en && vq && nfq == LNFQ[NQB-1:0];
 
     // stage 0: operand selection (conv: SIMD slice sf of the tap, within the group of the lane's output
     // channel och = nf*PE+pe; depthwise: channel och). PACK: the unsigned code xu.
@@ -146,7 +155,7 @@ module hg_mvu #(
             for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) prod2[i] <= LUTMUL ? pm[i] : wl[i] * x1[i];
             {first2, last2, nf2} <= {first1, last1, nf1};
             nf3 <= nf2;
-            {nf4, nf5, nf6, nf7} <= {nf3, nf4, nf5, nf6};
+            {nf4, nf5, nf6, nf7} <= {nfq, nf4, nf5, nf6};
         end
     end
 
@@ -234,14 +243,53 @@ module hg_mvu #(
             end
             {v1, v2} <= {fire0, v1};
             v3 <= v2 && last2;
-            {v4, v5, v6, v7} <= {v3, v4, v5, v6};
+            {v4, v5, v6, v7} <= {vq, v4, v5, v6};
         end
     end
 
-    // stages 4-5: requant lanes for channels nf3*PE + p
-    for (genvar p = 0; p < PE; p++) begin : g_lane
+    // the requant units' input: the group's accumulators at once (RQ = PE), or handed off to `hold`
+    // and shifted out RQ a cycle (the next v3 comes KK*SF >= QF enabled cycles later)
+    if (QF == 1) begin : g_direct
+        always_comb begin
+            vq = v3;
+            nfq = nf3;
+            for (int r = 0; r < RQ; r++) xq[r] = acc[r];
+        end
+    end else begin : g_shared
+        logic signed [AB-1:0] hold [0:PE-1];
+        logic [NB-1:0] hnf;
+        logic [QB-1:0] hq;
+        logic hv;
+        always_ff @(posedge clk) begin
+            if (!rst_n) hv <= 1'b0;
+            else if (en) begin
+                if (v3) begin
+                    hv <= 1'b1;
+                    hq <= '0;
+                    hnf <= nf3;
+                end else if (hv) begin
+                    hv <= hq != LQF[QB-1:0];
+                    hq <= hq + 1'b1;
+                end
+            end
+            if (en) begin
+                if (v3) for (int i = 0; i < PE; i++) hold[i] <= acc[i];
+                else for (int i = 0; i < PE - RQ; i++) hold[i] <= hold[i + RQ];
+            end
+        end
+        int hidx;
+        always_comb begin
+            vq = hv;
+            hidx = {{(32 - NB){1'b0}}, hnf} * QF + {{(32 - QB){1'b0}}, hq};
+            nfq = hidx[NQB-1:0];
+            for (int r = 0; r < RQ; r++) xq[r] = hold[r];
+        end
+    end
+
+    // stages 4-5: requant units for channels nfq*RQ + r
+    for (genvar p = 0; p < RQ; p++) begin : g_lane
         hg_mvu_lane #(
-            .AB(AB), .NF(NF), .PE(PE), .LANE(p), .NB(NB), .COUT(COUT), .OB(OB), .MB(MB), .SHB(SHB),
+            .AB(AB), .NF(NFQ), .PE(RQ), .LANE(p), .NB(NQB), .COUT(COUT), .OB(OB), .MB(MB), .SHB(SHB),
             .MAX_SHIFT(MAX_SHIFT), .MIN_SHIFT(MIN_SHIFT), .HAS_NEG(HAS_NEG), .HAS_SKIP(HAS_SKIP), .SKB(SKB),
             .SKIP_SIGNED(SKIP_SIGNED), .SMB(SMB), .ROUND_UP(ROUND_UP), .ZP(ZP), .LO(LO), .HI(HI),
             .MULT(MULT), .MULT_NEG(MULT_NEG), .SHIFT(SHIFT), .SKIP_MULT(SKIP_MULT), .SKIP_ZP(SKIP_ZP),
@@ -249,13 +297,13 @@ module hg_mvu #(
             .MID_ZP(MID_ZP), .MID_LO(MID_LO), .MID_HI(MID_HI), .MXB(MXB), .TB1(TB1), .HAS_PB(HAS_PB), .PBB(PBB),
             .MULT1(MULT1), .MULT1_NEG(MULT1_NEG), .SHIFT1(SHIFT1), .POST_BIAS(POST_BIAS)
         ) u_lane (
-            .clk(clk), .en(en), .nf(nf3), .acc(acc[p]), .skip_data(skip_data), .y(y5[p * OB +: OB])
+            .clk(clk), .en(en), .nf(nfq), .acc(xq[p]), .skip_data(skip_data), .y(y5[p * OB +: OB])
         );
     end
 
     assign v_out = TWO_STEP ? v7 : v5;  // the lanes' latency: 2 stages, 4 with TWO_STEP
     assign nf_out = TWO_STEP ? nf7 : nf5;
-    hg_collect #(.GROUP(PE * OB), .NF(NF), .NB(NB), .OUTW(COUT * OB)) u_collect (
+    hg_collect #(.GROUP(RQ * OB), .NF(NFQ), .NB(NQB), .OUTW(COUT * OB)) u_collect (
         .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v_out), .nf(nf_out), .in_data(y5),
         .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready)
     );
