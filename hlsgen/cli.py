@@ -79,13 +79,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HlsgenError as e:
         if args.debug:
             raise
-        print(f"hlsgen: error: {e}", file=sys.stderr)
+        print(f"hlsgen: error: {one_line(str(e))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         if args.debug:
             raise
         print("hlsgen: interrupted; nothing half-written was left behind", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def one_line(message: str) -> str:
+    """The message on one line (a multi-line message keeps its lines, joined by ' | ')."""
+    return " | ".join(line.strip() for line in message.strip().splitlines() if line.strip())
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
@@ -124,7 +129,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from hlsgen.output import save_arrays
 
     c = compile_model(args.model, args.config, args.calib)
-    x = load_array(args.input, c.source, "input")
+    x = load_array(args.input, c.source, "input", c.config.limits)
     outs = run_golden(c, x, integer=args.int)
     names = hardware_outputs(c.graph) if args.int else list(c.source.outputs)
     if len(outs) > 1 and args.output.suffix != ".npz":

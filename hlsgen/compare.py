@@ -231,7 +231,7 @@ def compare_model(model: str | Path, config: Config | str | Path | None = None,
     c = compile_model(model, config, calib)
     proto, reference = ort_reference(c, Path(model))
     if inputs is not None:
-        x, source = load_array(inputs, c.source, "input"), str(inputs)
+        x, source = load_array(inputs, c.source, "input", c.config.limits), str(inputs)
     elif c.sample_is_synthetic:
         x, source = c.sample[:SYNTHETIC_BATCH], "synthetic N(0, 1), seed 0"
     else:

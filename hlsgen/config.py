@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from hlsgen.config_hw import HwConfig, parse_hw
+from hlsgen.limits import DEFAULT_LIMITS, Limits, parse_limits
 from hlsgen.numerics import ROUNDINGS, Rounding
 from hlsgen.schema import (
     Where,
@@ -89,6 +90,7 @@ class Config:
     bn: BnConfig = field(default_factory=BnConfig)
     layers: Mapping[str, LayerOverride] = field(default_factory=_no_layers)
     hw: HwConfig = field(default_factory=HwConfig)
+    limits: Limits = DEFAULT_LIMITS
     source: str = field(default="<defaults>", compare=False)  # where it came from, for messages
 
     def weight_bits(self, layer: str) -> int:
@@ -115,6 +117,7 @@ class Config:
             "bn": asdict(self.bn),
             "layers": {name: o.to_dict() for name, o in self.layers.items()},
             "hw": self.hw.to_dict(),
+            "limits": self.limits.to_dict(),
         }
 
 
@@ -126,6 +129,18 @@ def load_config(path: str | Path | None, base: Mapping[str, Any] | None = None) 
         return config_from_dict(dict(base or {}), "<defaults>")
     data = read_yaml_mapping(path, "config")
     return config_from_dict(merge_under(base or {}, data), str(path))
+
+
+def config_limits(config: Config | str | Path | None) -> Limits:
+    """Only the `limits:` of a config (a Config, a file or None: defaults), read before the model is
+    loaded, since the limits guard the model's own reading. The config file itself is read under
+    the default limits; its other sections are checked later by load_config."""
+    if config is None:
+        return DEFAULT_LIMITS
+    if isinstance(config, Config):
+        return config.limits
+    data = read_yaml_mapping(config, "config")
+    return parse_limits(data.get("limits"), Where(str(config)).child("limits"))
 
 
 def merge_under(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -142,12 +157,13 @@ def merge_under(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, A
 def config_from_dict(d: Mapping[str, Any], source: str) -> Config:
     top = Where(source)
     data = as_mapping(d, top)
-    check_keys(data, ("quant", "bn", "layers", "hw"), top)
+    check_keys(data, ("quant", "bn", "layers", "hw", "limits"), top)
     return Config(
         quant=parse_quant(data.get("quant"), top.child("quant")),
         bn=_parse_bn(data.get("bn"), top.child("bn")),
         layers=_parse_layers(data.get("layers"), top.child("layers")),
         hw=parse_hw(data.get("hw"), top.child("hw")),
+        limits=parse_limits(data.get("limits"), top.child("limits")),
         source=source,
     )
 

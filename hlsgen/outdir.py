@@ -63,20 +63,23 @@ def write_folder_atomically(out_dir: str | Path, fill: Callable[[Path], None],
                             inputs: Iterable[Path] = ()) -> Path:
     """Build the folder in a temporary sibling with `fill`, then swap it in place of `out_dir`."""
     out = Path(out_dir).resolve()
-    check_replaceable(out, list(inputs))
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name[:40]}.tmp-", dir=out.parent))
-    except OSError as e:
-        raise HlsgenError(f"{out}: cannot create the output folder ({e.strerror or e})") from None
+        check_replaceable(out, list(inputs))
+    except OSError as e:  # a name too long, a path through a file, ...
+        raise HlsgenError(f"{out}: cannot use as the output folder ({e.strerror or e})") from None
+    tmp: Path | None = None
     with terminate_as_interrupt():
         try:
+            with _signals_deferred():  # a signal arrives once `tmp` names the folder to clean up
+                tmp = _make_temporary(out)
             _set_umask_mode(tmp)
             fill(tmp)
             (tmp / MARKER).write_text(MARKER_TEXT)
-            _swap_in(tmp, out)
+            with _signals_deferred():  # two renames: OUT is the old or the new folder, never neither
+                _swap_in(tmp, out)
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
             raise
     return out
 
@@ -85,8 +88,11 @@ def write_file_atomically(path: str | Path, write: Callable[[BinaryIO], object])
     """Write a file through `.<name>.tmp` beside it, renamed over it only when complete; a folder
     as target, an OSError or an interruption leave the target as it was and no temporary file."""
     p = Path(path)
-    if p.is_dir():
-        raise HlsgenError(f"{p}: is a folder; name a file")
+    try:
+        if p.is_dir():
+            raise HlsgenError(f"{p}: is a folder; name a file")
+    except OSError as e:
+        raise HlsgenError(f"{p}: cannot write ({e.strerror or e})") from None
     tmp = p.with_name(f".{p.name}.tmp")
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -99,6 +105,14 @@ def write_file_atomically(path: str | Path, write: Callable[[BinaryIO], object])
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _make_temporary(out: Path) -> Path:
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f".{out.name[:40]}.tmp-", dir=out.parent))
+    except OSError as e:
+        raise HlsgenError(f"{out}: cannot create the output folder ({e.strerror or e})") from None
 
 
 def _swap_in(tmp: Path, out: Path) -> None:
@@ -124,6 +138,21 @@ def _set_umask_mode(folder: Path) -> None:
     mask = os.umask(0)
     os.umask(mask)
     folder.chmod(0o777 & ~mask)
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back while a temporary file or folder is created and its name is not
+    yet known to the clean-up code; they are delivered when the block ends."""
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    except (AttributeError, ValueError, OSError):  # no pthread_sigmask: nothing to defer
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 @contextmanager

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from hlsgen.errors import HlsgenError
+from hlsgen.limits import DEFAULT_LIMITS, Limits, beyond
 
 _MISSING: Any = object()
 _FLOAT_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -172,25 +173,54 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def read_yaml_mapping(path: str | Path, what: str) -> dict[str, Any]:
-    """Parse a YAML file (safe loader) whose top level must be a mapping; empty file -> {}."""
+def read_yaml_mapping(path: str | Path, what: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """Parse a YAML file (safe loader) whose top level must be a mapping; empty file -> {}.
+
+    The file's size (limits.yaml_bytes) is checked before it is read and its nesting depth
+    (limits.yaml_depth) from the parser's event stream before any object is built."""
     source = str(path)
+    p = Path(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        if p.is_dir():
+            raise HlsgenError(f"{source}: is a folder, not a {what} file")
+        size = p.stat().st_size
+        if size > limits.yaml_bytes:
+            raise HlsgenError(f"{source}: {what} file of {beyond(limits, 'yaml_bytes', size)}")
+        text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise HlsgenError(f"{source}: {what} file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise HlsgenError(f"{source}: cannot read {what} file: {exc}") from None
     try:
+        _check_depth(text, source, what, limits)
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise HlsgenError(f"{source}: {_yaml_message(exc)}") from None
+    except RecursionError:  # a safety net: _check_depth bounds the nesting first
+        raise HlsgenError(f"{source}: {what} file nests too deeply to read") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise HlsgenError(f"{source}: a {what} file must be a mapping (key: value lines) "
                           f"at the top level, got {_show(data)}")
     return data
+
+
+def _check_depth(text: str, source: str, what: str, limits: Limits) -> None:
+    """Refuse mappings/lists nested deeper than limits.yaml_depth (PyYAML builds them recursively:
+    a few thousand levels end in RecursionError). The event stream is flat, so this cannot recurse."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > limits.yaml_depth:
+                mark = event.start_mark
+                at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+                raise HlsgenError(f"{source}: {what} file nests mappings/lists more than "
+                                  f"{limits.yaml_depth} deep{at} (limits.yaml_depth; raise it in the "
+                                  "config's limits: section if this is intended)")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
 
 
 def _yaml_message(exc: yaml.YAMLError) -> str:

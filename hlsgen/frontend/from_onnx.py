@@ -26,6 +26,7 @@ import onnx
 from hlsgen.errors import HlsgenError
 from hlsgen.frontend.onnx_context import OnnxContext
 from hlsgen.frontend.onnx_graph import Problems, add_constant, node_names, passthrough, tensor_to_numpy
+from hlsgen.frontend.onnx_guard import check_tensors, load_checked
 from hlsgen.frontend.onnx_ops import find_translator, unsupported_reason
 from hlsgen.frontend.onnx_ops_common import Unsupported
 from hlsgen.frontend.onnx_rewrite import (
@@ -37,6 +38,7 @@ from hlsgen.frontend.onnx_rewrite import (
     upgrade_opset,
 )
 from hlsgen.ir.graph import Edit, Graph, Tensor
+from hlsgen.limits import DEFAULT_LIMITS, Limits, beyond, elements
 
 __all__ = ["MAX_OPSET", "MIN_OPSET", "from_onnx_model", "load_onnx", "tensor_to_numpy"]
 
@@ -44,27 +46,23 @@ MIN_OPSET, MAX_OPSET = 9, 22  # what the translators implement; older files are 
 _QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}
 
 
-def load_onnx(path: str | Path) -> Graph:
-    """Read an .onnx file and translate it; HlsgenError for a missing or unreadable file."""
+def load_onnx(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Graph:
+    """Read an .onnx file and translate it; HlsgenError for a missing or unreadable file, and for
+    tensors beyond `limits` or inconsistent with their dims (checked before they are read)."""
     p = Path(path)
     if not p.exists():
         raise HlsgenError(f"{p}: no such file")
     if p.is_dir():
         raise HlsgenError(f"{p}: is a directory, not an ONNX file")
-    try:
-        model = onnx.load(str(p))
-    except Exception as e:  # protobuf decode errors, missing external data, ...
-        raise HlsgenError(f"{p}: not an ONNX model ({type(e).__name__})") from e
-    if model.ir_version == 0 or not model.HasField("graph"):
-        raise HlsgenError(f"{p}: not an ONNX model (no graph)")
-    return from_onnx_model(model, str(p))
+    return from_onnx_model(load_checked(p, limits), str(p), limits)
 
 
-def from_onnx_model(model: onnx.ModelProto, source_name: str = "model") -> Graph:
+def from_onnx_model(model: onnx.ModelProto, source_name: str = "model", limits: Limits = DEFAULT_LIMITS) -> Graph:
     """Translate an in-memory model; `source_name` names it in errors and in Graph.meta."""
+    check_tensors(model, source_name, limits)
     model = upgrade_opset(model, source_name, MIN_OPSET, MAX_OPSET)
-    model = fold_constants(model, source_name)
-    return _Translator(conv1d_to_2d(unsqueeze_bn(model)), source_name).run()
+    model = fold_constants(model, source_name, limits)
+    return _Translator(conv1d_to_2d(unsqueeze_bn(model)), source_name, limits).run()
 
 
 # ---- model checks and shape inference -----------------------------------------------------------
@@ -93,8 +91,8 @@ def _infer(model: onnx.ModelProto, input_name: str) -> onnx.ModelProto:
 class _Translator(OnnxContext):
     """One translation: fills the OnnxContext state in, walks the graph, assembles the IR Graph."""
 
-    def __init__(self, model: onnx.ModelProto, source: str):
-        self.model, self.source = model, source
+    def __init__(self, model: onnx.ModelProto, source: str, limits: Limits):
+        self.model, self.source, self.limits = model, source, limits
         self.opset = default_opset(model)
         if not MIN_OPSET <= self.opset <= MAX_OPSET:
             raise HlsgenError(f"{source}: ONNX opset {self.opset} not supported ({OLDEST_OPSET}..{MAX_OPSET})")
@@ -178,6 +176,10 @@ class _Translator(OnnxContext):
         bad = [i for i, d in enumerate(dims) if d is None or d <= 0]
         if bad:
             raise HlsgenError(f"{self.source}: graph input '{vi.name}' has an unknown dimension {bad[0]}")
+        count = elements(d or 0 for d in dims)
+        if count > self.limits.tensor_elements:
+            raise HlsgenError(f"{self.source}: graph input '{vi.name}' of shape {dims}: "
+                              f"{beyond(self.limits, 'tensor_elements', count)}")
         self.tensors[vi.name] = Tensor(vi.name, tuple(int(d or 0) for d in dims))
 
     def _graph(self) -> Graph:

@@ -11,15 +11,18 @@ for, used when no calibration file is given.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hlsgen.config import parse_quant
+from hlsgen.errors import HlsgenError
 from hlsgen.frontend.yaml_layers import OPS, Builder, Layer, weight_suffixes
 from hlsgen.frontend.yaml_weights import Weights
 from hlsgen.ir.graph import Graph, Tensor
+from hlsgen.limits import DEFAULT_LIMITS, Limits, beyond, elements
 from hlsgen.schema import (
     Where,
     as_mapping,
@@ -39,29 +42,34 @@ CALIB_KEYS = {"normal": ("mean", "std"), "uniform": ("low", "high")}
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def load_yaml_model(path: str | Path) -> Graph:
-    """Translate the YAML model file at `path` into a float IR graph (batch 1)."""
+def load_yaml_model(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Graph:
+    """Translate the YAML model file at `path` into a float IR graph (batch 1); `limits` bound the
+    file, its tensors and its calibration set before anything is allocated."""
     source = str(path)
-    data = read_yaml_mapping(path, "model")
+    data = read_yaml_mapping(path, "model", limits)
     top = Where(source)
     check_keys(data, TOP_KEYS, top)
     name = _ident(get_str(data, "name", top, _default_name(Path(path))), "name", top)
     if "description" in data:
         get_str(data, "description", top)
     x_name, x_shape = _parse_input(data, top)
+    if elements(x_shape) > limits.tensor_elements:
+        raise top.error(f"input.shape {list(x_shape)}: {beyond(limits, 'tensor_elements', elements(x_shape))}")
+    calibration = _parse_calibration(data.get("calibration"), top.child("calibration"))
+    _check_samples(calibration["samples"], x_shape, limits, top.error)
     default_npz = get_str(data, "weights", top, None)
     if default_npz is not None and not default_npz.endswith(".npz"):
         raise top.error(f"weights must name an .npz file, got {default_npz!r}")
-    weights = Weights(Path(path).parent, get_int(data, "seed", top, 0, lo=0), default_npz)
+    weights = Weights(Path(path).parent, get_int(data, "seed", top, 0, lo=0), default_npz, limits)
     quant_raw = as_mapping(data.get("quant"), top.child("quant"))
     quant = parse_quant(quant_raw, top.child("quant"))
-    b = Builder()
+    b = Builder(limits=limits)
     b.tensors[x_name] = Tensor(x_name, (1, *x_shape))
     out = _build_layers(b, data, top, x_name, weights)
     meta = {
         "format": "yaml",
         "source": source,
-        "calibration": _parse_calibration(data.get("calibration"), top.child("calibration")),
+        "calibration": calibration,
         "quant": {k: getattr(quant, k) for k in quant_raw},
         "seed": weights.seed,
     }
@@ -114,11 +122,22 @@ def _parse_calibration(section: Any, where: Where) -> dict[str, Any]:
     return out
 
 
-def calibration_data(graph: Graph) -> np.ndarray:
+def _check_samples(samples: int, x_shape: tuple[int, ...], limits: Limits, error: Callable[[str], Exception]) -> None:
+    if samples > limits.samples:
+        raise error(f"calibration.samples: {beyond(limits, 'samples', samples)}")
+    count = samples * elements(x_shape)
+    if count > limits.calibration_elements:
+        raise error(f"calibration.samples {samples:,} of input {list(x_shape)}: "
+                    f"{beyond(limits, 'calibration_elements', count)}")
+
+
+def calibration_data(graph: Graph, limits: Limits = DEFAULT_LIMITS) -> np.ndarray:
     """The synthetic calibration set of a YAML model: float32 [samples, *input shape without batch]."""
     c = graph.meta["calibration"]
+    x_shape = graph.tensor(graph.inputs[0]).shape[1:]
+    _check_samples(c["samples"], x_shape, limits, lambda m: HlsgenError(f"{graph.meta['source']}: {m}"))
     rng = np.random.default_rng(c["seed"])
-    shape = (c["samples"], *graph.tensor(graph.inputs[0]).shape[1:])
+    shape = (c["samples"], *x_shape)
     if c["distribution"] == "normal":
         x = rng.normal(c["mean"], c["std"], shape)
     else:

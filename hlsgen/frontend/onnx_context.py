@@ -21,6 +21,7 @@ from hlsgen.frontend.onnx_ops_common import Poisoned, Unsupported
 from hlsgen.frontend.onnx_ops_layout import SHAPE_FOLDS
 from hlsgen.ir.graph import Node, Tensor
 from hlsgen.ir.types import QType
+from hlsgen.limits import Limits, beyond, elements
 
 ArrayFn = Callable[[np.ndarray], np.ndarray]
 AxisFn = Callable[[int | None], int | None]
@@ -31,6 +32,7 @@ class OnnxContext:
 
     model: onnx.ModelProto
     source: str
+    limits: Limits
     opset: int
     consts: dict[str, np.ndarray]  # initializers, Constant nodes and constants made by translators
     elem: dict[str, int]  # ONNX element types, where known
@@ -135,6 +137,9 @@ class OnnxContext:
             if i not in self.tensors:
                 self._const_tensor(i)
         for o, s in zip(outputs, shapes, strict=True):
+            if elements(s) > self.limits.tensor_elements:
+                raise Unsupported(f"output {o!r} of shape {list(s)}: "
+                                  f"{beyond(self.limits, 'tensor_elements', elements(s))}")
             self.tensors[o] = Tensor(o, tuple(int(d) for d in s))
             self.used_names.add(o)
         self.nodes.append(Node(name, op, tuple(inputs), tuple(outputs), attrs))

@@ -31,12 +31,23 @@ def _qtype(itype: IntType, scale: np.ndarray, zp: np.ndarray, axis: int | None) 
         raise Unsupported(str(e)) from e
 
 
+def _positive_scale(ctx: Ctx, node: onnx.NodeProto) -> np.ndarray:
+    """The constant scale input (1) of a quantizer, refused unless every entry is finite and > 0."""
+    name = ctx.inp(node, 1)
+    scale = ctx.need_const(name, "scale").astype(np.float64)
+    bad = np.flatnonzero(~(np.isfinite(scale) & (scale > 0)))
+    if bad.size:
+        where = f" (entry {int(bad[0])})" if scale.size > 1 else ""
+        raise Unsupported(f"scale '{name}' is {scale.reshape(-1)[bad[0]]:g}{where}; a scale must be finite and > 0")
+    return scale
+
+
 def _linear_qtype(ctx: Ctx, node: onnx.NodeProto, xs: tuple[int, ...], default_elem: int | None) -> QType:
     """QType of a QuantizeLinear/DequantizeLinear: constant scale and zero point, per tensor or axis."""
     a = ctx.attrs(node)
     if a.get("block_size", 0):
         raise Unsupported("blocked quantization (block_size)")
-    scale = ctx.need_const(ctx.inp(node, 1), "scale").astype(np.float64)
+    scale = _positive_scale(ctx, node)
     zp_name = ctx.inp(node, 2)
     zp = np.zeros((), np.int64) if zp_name is None else ctx.need_const(zp_name, "zero point")
     elem = default_elem if zp_name is None else ctx.elem_type(zp_name)
@@ -103,7 +114,7 @@ def _qonnx_int(ctx: Ctx, node: onnx.NodeProto, static: bool) -> IntType | None:
 def _qonnx_params(ctx: Ctx, node: onnx.NodeProto, xs: tuple[int, ...],
                   with_zp: bool) -> tuple[np.ndarray, np.ndarray, int | None]:
     """(scales, zero points, axis) of a Quant/BipolarQuant: per tensor or along one axis of x."""
-    scale = ctx.need_const(ctx.inp(node, 1), "scale").astype(np.float64)
+    scale = _positive_scale(ctx, node)
     zp = ctx.need_const(ctx.inp(node, 2), "zero point").astype(np.float64) if with_zp else np.zeros(())
     if np.any(zp != np.round(zp)):
         raise Unsupported("the zero point is not integer-valued")

@@ -24,6 +24,7 @@ import onnx
 from onnx import numpy_helper
 
 from hlsgen.errors import HlsgenError
+from hlsgen.limits import DEFAULT_LIMITS, Limits, beyond, elements
 
 OLDEST_OPSET = 6  # older files are refused
 UPGRADE_OPSET = 13  # what files older than the translators' minimum are converted to
@@ -59,7 +60,7 @@ def upgrade_opset(model: onnx.ModelProto, source: str, min_opset: int, max_opset
 KEEP = frozenset({"QuantizeLinear", "DequantizeLinear", "Constant", "Identity", "Dropout"})
 
 
-def fold_constants(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
+def fold_constants(model: onnx.ModelProto, source: str, limits: Limits = DEFAULT_LIMITS) -> onnx.ModelProto:
     g = model.graph
     known = {t.name for t in g.initializer} | {o for n in g.node if n.op_type == "Constant" for o in n.output}
     folded: list[onnx.NodeProto] = []
@@ -69,7 +70,7 @@ def fold_constants(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
             known.update(o for o in n.output if o)
     if not folded:
         return model
-    values = _evaluate(model, folded, source)
+    values = _evaluate(model, folded, source, limits)
     m = onnx.ModelProto()
     m.CopyFrom(model)
     drop = {id(n) for n in folded}
@@ -82,8 +83,10 @@ def fold_constants(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
     return m
 
 
-def _evaluate(model: onnx.ModelProto, nodes: list[onnx.NodeProto], source: str) -> dict[str, np.ndarray]:
-    """The outputs of `nodes` (all inputs constant), computed by the ONNX reference evaluator."""
+def _evaluate(model: onnx.ModelProto, nodes: list[onnx.NodeProto], source: str,
+              limits: Limits = DEFAULT_LIMITS) -> dict[str, np.ndarray]:
+    """The outputs of `nodes` (all inputs constant), computed by the ONNX reference evaluator once
+    shape inference has bounded them (a ConstantOfShape or Tile may ask for any size)."""
     from onnx.reference import ReferenceEvaluator
 
     g = model.graph
@@ -92,6 +95,7 @@ def _evaluate(model: onnx.ModelProto, nodes: list[onnx.NodeProto], source: str) 
     sub = onnx.helper.make_graph(consts + nodes, "fold", [], [onnx.helper.make_tensor_value_info(o, 0, None)
                                                              for o in outs], list(g.initializer))
     sub_model = onnx.helper.make_model(sub, opset_imports=list(model.opset_import), ir_version=model.ir_version)
+    _check_folded_sizes(sub_model, nodes, source, limits)
     try:
         results = ReferenceEvaluator(sub_model).run(None, {})
     except Exception as e:  # the evaluator raises many kinds; the first line names the op
@@ -238,3 +242,23 @@ def _unsqueeze_initializer(t: onnx.TensorProto) -> None:
 def _shape_const(m: onnx.ModelProto, name: str, dims: list[int]) -> str:
     m.graph.initializer.append(numpy_helper.from_array(np.array(dims, dtype=np.int64), name))
     return name
+
+
+def _check_folded_sizes(sub_model: onnx.ModelProto, nodes: list[onnx.NodeProto], source: str,
+                        limits: Limits) -> None:
+    """Refuse a constant node whose output (by shape inference) exceeds limits.tensor_elements."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(sub_model, strict_mode=False, data_prop=True)
+    except Exception:  # inference is best effort; the evaluator reports what it cannot run
+        return
+    producer = {o: n for n in nodes for o in n.output if o}
+    for vi in [*inferred.graph.value_info, *inferred.graph.output]:
+        dims = vi.type.tensor_type.shape.dim
+        if vi.name not in producer or not dims or not all(d.HasField("dim_value") for d in dims):
+            continue
+        count = elements(d.dim_value for d in dims)
+        if count > limits.tensor_elements:
+            n = producer[vi.name]
+            raise HlsgenError(f"{source}: node {n.name or n.op_type!r} ({n.op_type}) would build the constant "
+                              f"'{vi.name}' of shape {[d.dim_value for d in dims]}: "
+                              f"{beyond(limits, 'tensor_elements', count)}")

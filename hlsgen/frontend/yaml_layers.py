@@ -18,6 +18,7 @@ import numpy as np
 from hlsgen.frontend.yaml_geometry import out_size, padding, pair
 from hlsgen.frontend.yaml_weights import BN_INITS, LayerWeights, he_normal, zeros
 from hlsgen.ir.graph import Node, Tensor
+from hlsgen.limits import DEFAULT_LIMITS, Limits, beyond, elements
 from hlsgen.schema import Where, get_bool, get_enum, get_float, get_int
 
 ACTIVATIONS = ("none", "relu", "relu6", "leaky_relu")
@@ -49,6 +50,7 @@ class Step:
 class Builder:
     nodes: list[Node] = field(default_factory=list)
     tensors: dict[str, Tensor] = field(default_factory=dict)
+    limits: Limits = DEFAULT_LIMITS
 
     def shape(self, tensor: str) -> tuple[int, ...]:
         return self.tensors[tensor].shape
@@ -63,6 +65,9 @@ class Builder:
         for i, s in enumerate(steps):
             node = f"{layer.name}.{s.suffix}" if s.suffix else layer.name
             out = layer.name if i == len(steps) - 1 else f"{layer.name}.{s.tag or s.suffix or s.op.lower()}"
+            if elements(s.shape) > self.limits.tensor_elements:
+                raise layer.where.error(f"output {list(s.shape[1:])}: "
+                                        f"{beyond(self.limits, 'tensor_elements', elements(s.shape))}")
             self.nodes.append(Node(node, s.op, (*data, *s.consts), (out,), s.attrs))
             self.tensors[out] = Tensor(out, s.shape)
             data = [out]

@@ -12,7 +12,6 @@ folder. Every array is checked for shape and finiteness before it enters the IR.
 
 from __future__ import annotations
 
-import zipfile
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,7 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from hlsgen.data import open_arrays
+from hlsgen.errors import HlsgenError
 from hlsgen.ir.graph import Note
+from hlsgen.limits import DEFAULT_LIMITS, Limits, beyond, elements
 from hlsgen.schema import Where, check_keys, suggest
 
 Init = Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
@@ -51,8 +53,9 @@ BN_INITS: dict[str, Init] = {
 class Weights:
     """All parameter sources of one model file; loads each .npz once and tracks which keys are used."""
 
-    def __init__(self, folder: Path, seed: int, default_npz: str | None):
+    def __init__(self, folder: Path, seed: int, default_npz: str | None, limits: Limits = DEFAULT_LIMITS):
         self.folder = folder
+        self.limits = limits
         self.seed = seed
         self.default_npz = default_npz
         self._npz: dict[str, dict[str, np.ndarray]] = {}
@@ -73,34 +76,30 @@ class Weights:
 
     def npz(self, rel: str, where: Where) -> dict[str, np.ndarray]:
         if rel not in self._npz:
-            archive = self._load(rel, where)
-            if not isinstance(archive, np.lib.npyio.NpzFile):
-                raise where.error(f"weights file {rel!r} is not an .npz archive")
-            try:
-                with archive:
-                    self._npz[rel] = {k: archive[k] for k in archive.files}
-            except (OSError, ValueError, zipfile.BadZipFile) as exc:
-                raise where.error(f"cannot read weights file {rel!r}: {exc}") from None
+            self._npz[rel] = self._load(rel, where, npz=True)
             self._used[rel] = set()
         return self._npz[rel]
 
     def npy(self, rel: Any, where: Where) -> np.ndarray:
         if not isinstance(rel, str) or not rel.endswith(".npy"):
             raise where.error(f"weights entries must name .npy files, got {rel!r}")
-        arr = self._load(rel, where)
-        if not isinstance(arr, np.ndarray):
-            arr.close()
-            raise where.error(f"weights file {rel!r} is not an .npy array")
-        return arr
+        return self._load(rel, where, npz=False)[""]
 
-    def _load(self, rel: str, where: Where) -> Any:
+    def _load(self, rel: str, where: Where, npz: bool) -> dict[str, np.ndarray]:
+        """Every array of an .npz (by key) or the one of an .npy (key ""), each checked against the
+        limits from its header before it is read."""
         path = Path(rel) if Path(rel).is_absolute() else self.folder / rel
         if not path.is_file():
             raise where.error(f"weights file {rel!r} not found (looked for {path})")
         try:
-            return np.load(path, allow_pickle=False)
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-            raise where.error(f"cannot read weights file {rel!r}: {exc}") from None
+            with open_arrays(path, self.limits, "tensor_elements") as archive:
+                arrays = {name: archive.read(name) for name in archive.names}
+                if archive.single != npz:
+                    return arrays
+        except HlsgenError as exc:
+            detail = str(exc).removeprefix(str(path)).removeprefix(":").strip()
+            raise where.error(f"cannot read weights file {rel!r}: {detail}") from None
+        raise where.error(f"weights file {rel!r} is not an {'.npz archive' if npz else '.npy array'}")
 
     def mark_used(self, rel: str, key: str) -> None:
         self._used[rel].add(key)
@@ -128,6 +127,10 @@ class LayerWeights:
     def get(self, suffix: str, shape: tuple[int, ...], init: Init, axes: str) -> np.ndarray:
         """Parameter `<layer>.<suffix>` with the expected shape (axes names the dimensions)."""
         key = f"{self.name}.{suffix}"
+        limits = self.store.limits
+        if elements(shape) > limits.tensor_elements:
+            size = beyond(limits, "tensor_elements", elements(shape))
+            raise self.where.error(f"{key} of shape {list(shape)}: {size}")
         if self.rng is not None:
             return _frozen(init(self.rng, shape).astype(np.float32))
         if self.npz_name is not None:

@@ -15,8 +15,9 @@ Math:    float64 throughout, before weight quantization. Channels whose variance
          `quant.fuse_across_qdq: true` (opt-in approximation) it folds as if t were float and that
          rounding and clamp are dropped (note `fused_rounding`). Two affines with a quantizer
          between them stay separate.
-Refuses when: any BN parameter is NaN/Inf or a variance is negative (error naming node and
-         channel); with `bn.floor_is_error`, any floored channel is an error. Does not fold when the
+Refuses when: any BN parameter is NaN/Inf, a variance is negative, epsilon is negative or
+         not finite, or variance + epsilon is 0 (error naming node and channel); with
+         `bn.floor_is_error`, any floored channel is an error. Does not fold when the
          layer output has other readers, the layer has a residual input, an activation before an
          unquantized BN, or the fold would need a third rounding.
 """
@@ -52,8 +53,10 @@ def _bn_to_affine(graph: Graph, node: Node, floor: float, strict: bool) -> Edit 
     if node.op != "BatchNormalization":
         return None
     gamma, beta, mean, var = (graph.tensor(i).real_value().reshape(-1) for i in node.inputs[1:5])
+    eps = float(node.attr("epsilon"))
     _check_params(node, gamma, beta, mean, var)
-    a, b, floored = bn_coefficients(gamma, beta, mean, var, float(node.attr("epsilon")), floor)
+    _check_epsilon(node, eps, var, floor)
+    a, b, floored = bn_coefficients(gamma, beta, mean, var, eps, floor)
     notes = tuple(Note("bn_floor", node.name, f"channel {c}: variance {var[c]:.3g} raised to {floor:g}",
                        {"channel": int(c), "variance": float(var[c]), "floor": floor})
                   for c in np.flatnonzero(floored))
@@ -75,6 +78,17 @@ def _check_params(node: Node, *params: np.ndarray) -> None:
         c = int(negative[0])
         raise HlsgenError(f"node {node.name}: BatchNormalization variance is negative ({params[3][c]:.3g}) "
                           f"in channel {c}")
+
+
+def _check_epsilon(node: Node, eps: float, var: np.ndarray, floor: float) -> None:
+    if not np.isfinite(eps) or eps < 0:
+        raise HlsgenError(f"node {node.name}: BatchNormalization epsilon is {eps:g}; it must be finite and >= 0")
+    zero = np.flatnonzero(np.maximum(var, floor) + eps <= 0)
+    if zero.size:
+        c = int(zero[0])
+        raise HlsgenError(f"node {node.name}: BatchNormalization variance + epsilon is 0 in channel {c} "
+                          f"(variance {var[c]:g}, epsilon {eps:g}, bn.var_floor {floor:g}); "
+                          "set bn.var_floor > 0 or fix the model")
 
 
 def _fold_affine(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hlsgen.backends.vectors import read_hex, unpack_beats
+from hlsgen.backends.vectors import check_vectors, read_hex, unpack_beats
 from hlsgen.errors import HlsgenError
 from hlsgen.outdir import require_hlsgen_output
 from hlsgen.sim.csim_build import Builder, Log
@@ -93,9 +93,16 @@ def _run_tb(binary: Path, vectors: Path, tap: bool, log: Log) -> tuple[int, str,
         run_s = time.perf_counter() - start
         log(f"run: {run_s:.2f} s")
         if code not in (0, 1):
-            raise HlsgenError(f"C simulation of {vectors.parent} could not run (exit {code}): {text.strip()[-500:]}")
+            raise HlsgenError(f"C simulation of {vectors.parent} could not run (exit {code}): {_reason(text)}")
         divergence = _first_divergent_layer(vectors, Path(taps)) if tap else None
     return code, text, run_s, divergence
+
+
+def _reason(text: str) -> str:
+    """The testbench's own error line (it names the vector file), else its last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if "ERROR" in line or "error" in line]
+    return (errors[0] if errors else lines[-1] if lines else "no output")[:500]
 
 
 def run_csim(out_dir: str | Path, layers: bool = False) -> int:
@@ -116,7 +123,18 @@ def _check_folder(out: Path) -> tuple[Path, Path]:
         raise HlsgenError(f"{out}: no HLS project in {hls} (was it compiled with hw.hls.enabled: false?)")
     if not (vectors / "meta.json").is_file():
         raise HlsgenError(f"{out}: no test vectors in {vectors}")
+    meta = check_vectors(vectors)  # meta.json and every .hex file, before anything is built
+    for i, entry in enumerate(meta["layers"]):
+        missing = [k for k, t in _LAYER_KEYS.items() if not isinstance(entry.get(k), t)]
+        if missing:
+            raise HlsgenError(f"{vectors / 'meta.json'}: layers[{i}] lacks {', '.join(missing)} (not as "
+                              "`hlsgen compile` writes it)")
     return hls, vectors
+
+
+_LAYER_KEYS: dict[str, type | tuple[type, ...]] = {
+    "name": str, "file": str, "layer": str, "node": str, "beats_per_frame": int, "channels": int, "bits": int,
+    "signed": (bool, int)}
 
 
 def _run(argv: list[str], log: Log, env: dict[str, str] | None) -> tuple[int, str]:

@@ -120,21 +120,35 @@ class Builder:
         """Run compiler invocations at once, each writing a private temporary file that replaces its
         target on success (so concurrent builds of one design never see half-written files); a
         failure raises with the compiler's first errors."""
-        with open(self.dir / "build.log", "a") as log:
-            procs = []
-            for target, argv in jobs.items():
-                full = [*argv, "-o", str(target.with_name(f"{target.name}.{os.getpid()}.tmp"))]
-                self.log("$ " + shlex.join(full))
-                log.write("$ " + shlex.join(full) + "\n")
-                procs.append((target, full, subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                                             text=True)))
-            outputs = [(target, full, p.communicate()[0], p.returncode) for target, full, p in procs]
-            for _, _, text, _ in outputs:
-                log.write(text)
-        for target, full, text, code in outputs:
-            if code != 0:
-                head = "\n".join(text.splitlines()[:30])
-                what = full[full.index("-c") + 1] if "-c" in full else "the C-sim binary"
-                raise CsimBuildError(f"compiling {what} failed (exit {code}; full log: {self.dir / 'build.log'}):"
-                                     f"\n{head}")
-            os.replace(full[-1], target)
+        procs: list[tuple[Path, list[str], subprocess.Popen[str]]] = []
+        try:
+            with open(self.dir / "build.log", "a") as log:
+                for target, argv in jobs.items():
+                    full = [*argv, "-o", str(target.with_name(f"{target.name}.{os.getpid()}.tmp"))]
+                    self.log("$ " + shlex.join(full))
+                    log.write("$ " + shlex.join(full) + "\n")
+                    procs.append((target, full, subprocess.Popen(full, stdout=subprocess.PIPE,
+                                                                 stderr=subprocess.STDOUT, text=True)))
+                outputs = [(target, full, p.communicate()[0], p.returncode) for target, full, p in procs]
+                for _, _, text, _ in outputs:
+                    log.write(text)
+            for _, full, text, code in outputs:
+                if code != 0:
+                    what = full[full.index("-c") + 1] if "-c" in full else "the C-sim binary"
+                    raise CsimBuildError(f"compiling {what} failed (exit {code}): {_first_error(text)} "
+                                         f"(full log: {self.dir / 'build.log'})")
+            for target, full, _, _ in outputs:
+                os.replace(full[-1], target)
+        finally:  # a failed or interrupted build leaves no temporary object behind
+            for _, full, p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+                Path(full[-1]).unlink(missing_ok=True)
+
+
+def _first_error(text: str) -> str:
+    """The compiler's first error line (file:line:col: error: ...), else its first line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower()]
+    return (errors[0] if errors else lines[0] if lines else "no output")[:400]
