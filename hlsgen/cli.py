@@ -48,12 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
     cs.add_argument("out", type=Path, help="a folder written by `hlsgen compile`")
     cs.add_argument("--layers", action="store_true",
                     help="compare every layer's output stream, not only the network output")
-    rs = sub.add_parser("rtlsim", help="simulate OUT/rtl/ with cocotb against the test vectors (bit-exact)")
+    rs = sub.add_parser("rtlsim", help="simulate OUT/rtl/ against the test vectors (bit-exact)")
     rs.add_argument("out", type=Path, help="a folder written by `hlsgen compile`")
     rs.add_argument("--sim", choices=("verilator", "icarus"), default="verilator")
     rs.add_argument("--frames", type=int, help="frames to simulate (default: all in OUT/vectors)")
     rs.add_argument("--waves", action="store_true", help="dump an FST waveform")
     rs.add_argument("--seed", type=int, default=1, help="seed of the random valid/ready stalls")
+    rs.add_argument("--stall-frames", type=int, help="frames of the random-stall (cocotb) run (default min(frames, 2))")
     sy = sub.add_parser("synth", help="Yosys synth_xilinx on OUT/rtl/, per layer: resources against the part")
     sy.add_argument("out", type=Path, help="a folder written by `hlsgen compile`")
     sy.add_argument("--part", help="FPGA part (default: the part recorded in OUT/report.json)")
@@ -179,7 +180,8 @@ def cmd_csim(args: argparse.Namespace) -> int:
 def cmd_rtlsim(args: argparse.Namespace) -> int:
     from hlsgen.sim.rtlsim import run_rtlsim
 
-    return run_rtlsim(args.out, sim=args.sim, frames=args.frames, waves=args.waves, seed=args.seed)
+    return run_rtlsim(args.out, sim=args.sim, frames=args.frames, waves=args.waves, seed=args.seed,
+                      stall_frames=args.stall_frames)
 
 
 def cmd_synth(args: argparse.Namespace) -> int:

@@ -31,6 +31,8 @@ def test_line(name: str, r: dict[str, Any]) -> str:
         line += f"; {cpf:,.0f} cycles/frame (model {model:,}, {100 * (cpf / model - 1):+.1f}%)"
     if r.get("latency") is not None:
         line += f"; first-frame latency {r['latency']:,} cycles"
+    if r.get("cycles_per_second"):
+        line += f"; SV replay: {r['simulated_cycles']:,} cycles at {r['cycles_per_second']:,} cycles/s"
     return line
 
 

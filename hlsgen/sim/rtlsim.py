@@ -1,11 +1,18 @@
-"""`hlsgen rtlsim OUT`: build OUT/rtl/ with Verilator (or Icarus) through cocotb's runner and run the
-generated testbench of OUT/tb/ against the golden vectors of OUT/vectors/.
+"""`hlsgen rtlsim OUT`: simulate OUT/rtl/ against the golden vectors of OUT/vectors/ with Verilator (or
+Icarus), in two runs:
 
-Builds are cached by content: $readmemh reads the weights at run time, so the key is the SystemVerilog
-sources, the simulator and the waveform switch (cache: $HLSGEN_CACHE or ~/.cache/hlsgen/rtlsim).
-Each run goes to OUT/rtlsim/<sim>/ (sim.log, result.json, layer traces, waveform). Exit code 0 when
-every output of both tests (no stalls; seeded random stalls) is bit-exact, 1 otherwise; on a mismatch
-the run is repeated with an FST waveform unless one was asked for already.
+  throughput     the self-checking SystemVerilog replay testbench of OUT/tb/replay/ (hlsgen/sim/replay.py):
+                 all frames back to back, no stalls, no Python per cycle; every output word and every
+                 layer's output stream compared in SystemVerilog; cycles per frame and latency
+  random_stalls  the cocotb testbench of OUT/tb/ with seeded random valid/ready stalls, on fewer frames
+                 (`stall_frames`, default min(frames, 2)); per-layer traces from the RTL's debug taps
+
+Builds are cached by content: $readmemh reads the weights and vectors at run time, so the key is the
+SystemVerilog sources (the replay testbench included), the simulator, the kind of build and the
+waveform switch (cache: $HLSGEN_CACHE or ~/.cache/hlsgen/rtlsim). Each run goes to OUT/rtlsim/<sim>/
+(result.json, replay.txt/replay.log, sim.log, layer traces, waveforms). Exit code 0 when every output
+of both runs is bit-exact, 1 otherwise; on a mismatch the first failing run is repeated with a
+waveform (OUT/rtlsim/<sim>-waves/) unless one was asked for already.
 """
 
 from __future__ import annotations
@@ -25,30 +32,66 @@ from typing import Any
 from hlsgen.backends.vectors import check_vectors
 from hlsgen.errors import HlsgenError
 from hlsgen.outdir import require_hlsgen_output
+from hlsgen.sim import replay
 from hlsgen.sim.report import print_summary
 from hlsgen.sim.tools import log, outside_pytest, simulator_env
 
 TIMESCALE = ("1ns", "1ps")
 
 
+STALL_FRAMES = 2  # default frames of the random-stall (cocotb) run
+TESTS = ("throughput", "random_stalls")
+
+
 def run_rtlsim(out_dir: str | Path, sim: str = "verilator", frames: int | None = None, waves: bool = False,
-               seed: int = 1) -> int:
+               seed: int = 1, stall_frames: int | None = None) -> int:
     out = Path(out_dir).resolve()
     top, sources = design(out)
-    if frames is not None and frames < 1:
-        raise HlsgenError(f"--frames must be at least 1, got {frames}")
+    replay_src = replay.replay_sources(out, sources)
+    for flag, value in (("--frames", frames), ("--stall-frames", stall_frames)):
+        if value is not None and value < 1:
+            raise HlsgenError(f"{flag} must be at least 1, got {value}")
+    stall_frames = stall_frames or min(frames or _stored_frames(out), STALL_FRAMES)
     simulator_env(sim)
-    build_dir, build_s, cached = build(sources, top, sim, waves)
-    results, sim_s, run_dir = simulate(out, top, sim, build_dir, frames, seed, waves)
-    ok = bool(results) and all(r["passed"] for r in results.values())
-    wave_file = _wave_path(sim, run_dir, build_dir, top) if waves else None
+    run_dir = fresh_run_dir(out, out / "rtlsim" / sim)
+    rbuild, rbuild_s, rcached = build(replay_src, replay.REPLAY_TOP, sim, waves, kind="replay")
+    replay_s = replay.run_replay(out, top, sim, rbuild, run_dir, frames, waves)
+    cbuild, cbuild_s, ccached = build(sources, top, sim, waves)
+    results, stall_s, _ = simulate(out, top, sim, cbuild, stall_frames, seed, waves, run_dir, fresh=False)
+    sim_s = replay_s + stall_s
+    ok = set(results) >= set(TESTS) and all(r["passed"] for r in results.values())
+    wave_file = _wave_file(sim, run_dir, top, results) if waves else None
     if not ok and not waves:
-        print("rtlsim: mismatch; running again with an FST waveform", file=sys.stderr)
-        wbuild, _, _ = build(sources, top, sim, True)
-        simulate(out, top, sim, wbuild, frames, seed, True, run_dir.with_name(f"{sim}-waves"))
-        wave_file = _wave_path(sim, run_dir.with_name(f"{sim}-waves"), wbuild, top)
-    print_summary(results, sim, build_s, cached, sim_s, run_dir, wave_file)
+        wave_file = _rerun_with_waves(out, top, sim, replay_src, sources, results, frames, stall_frames, seed,
+                                      run_dir.with_name(f"{sim}-waves"))
+    print_summary(results, sim, rbuild_s + cbuild_s, rcached and ccached, sim_s, run_dir, wave_file)
     return 0 if ok else 1
+
+
+def _stored_frames(out: Path) -> int:
+    return int(json.loads((out / "vectors" / "meta.json").read_text())["frames"])
+
+
+def _rerun_with_waves(out: Path, top: str, sim: str, replay_src: list[Path], sources: list[Path],
+                      results: dict[str, Any], frames: int | None, stall_frames: int, seed: int,
+                      run_dir: Path) -> Path:
+    """Repeat the first failing run (the replay, else the stall run) with a waveform in run_dir."""
+    print("rtlsim: mismatch; running again with a waveform", file=sys.stderr)
+    fresh_run_dir(out, run_dir)
+    if not results.get("throughput", {}).get("passed"):
+        rbuild, _, _ = build(replay_src, replay.REPLAY_TOP, sim, True, kind="replay")
+        replay.run_replay(out, top, sim, rbuild, run_dir, frames, True)
+        return replay.wave_file(sim, run_dir)
+    cbuild, _, _ = build(sources, top, sim, True)
+    simulate(out, top, sim, cbuild, stall_frames, seed, True, run_dir, fresh=False)
+    return _wave_path(sim, run_dir, cbuild, top)
+
+
+def _wave_file(sim: str, run_dir: Path, top: str, results: dict[str, Any]) -> Path:
+    """With --waves both runs dump; name the failing one's waveform (the replay's when both passed)."""
+    if results.get("throughput", {}).get("passed", False) and not results.get("random_stalls", {}).get("passed"):
+        return _wave_path(sim, run_dir, run_dir, top)
+    return replay.wave_file(sim, run_dir)
 
 
 def design(out: Path) -> tuple[str, list[Path]]:
@@ -70,36 +113,46 @@ def cache_root() -> Path:
     return Path(base) / "rtlsim"
 
 
-def build_key(sources: list[Path], top: str, sim: str, waves: bool) -> str:
+def build_key(sources: list[Path], top: str, sim: str, waves: bool, kind: str = "cocotb") -> str:
+    """`kind`: "cocotb" (cocotb runner build of the RTL) or "replay" (the SV replay testbench binary)."""
     from importlib.metadata import version
 
     h = hashlib.sha256(f"{top}|{sim}|{waves}|{version('cocotb')}".encode())
     if sim == "verilator":
         h.update(version("verilator").encode())
+    if kind != "cocotb":
+        h.update(f"|{kind}|{replay.VERILATOR_ARGS}|{replay.VERILATOR_MAKEFLAGS}".encode())
     for f in sources:
         h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-    return f"{sim}-{top}-{h.hexdigest()[:16]}{'-waves' if waves else ''}"
+    prefix = "" if kind == "cocotb" else f"{kind}-"
+    return f"{prefix}{sim}-{top}-{h.hexdigest()[:16]}{'-waves' if waves else ''}"
 
 
-def build(sources: list[Path], top: str, sim: str, waves: bool) -> tuple[Path, float, bool]:
+def build(sources: list[Path], top: str, sim: str, waves: bool, kind: str = "cocotb") -> tuple[Path, float, bool]:
     """Build (or reuse) the simulation model; returns (build dir, seconds, reused). A file lock
     keeps two runs of the same design from building into one cache folder at once."""
-    build_dir = cache_root() / build_key(sources, top, sim, waves)
+    build_dir = cache_root() / build_key(sources, top, sim, waves, kind)
     build_dir.parent.mkdir(parents=True, exist_ok=True)
     with open(build_dir.with_suffix(".lock"), "w") as lock:  # one builder per design at a time
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _build_locked(sources, top, sim, waves, build_dir)
+        stamp = build_dir / "hlsgen.ok"
+        if stamp.exists():
+            return build_dir, 0.0, True
+        shutil.rmtree(build_dir, ignore_errors=True)
+        build_dir.mkdir(parents=True)
+        start = time.monotonic()
+        if kind == "replay":
+            log.info("building %s replay testbench of %s in %s", sim, sources[-1].stem, build_dir)
+            replay.build_replay(sources, sim, waves, build_dir)
+        else:
+            _build_cocotb(sources, top, sim, waves, build_dir)
+        stamp.write_text("ok\n")
+        return build_dir, time.monotonic() - start, False
 
 
-def _build_locked(sources: list[Path], top: str, sim: str, waves: bool, build_dir: Path) -> tuple[Path, float, bool]:
+def _build_cocotb(sources: list[Path], top: str, sim: str, waves: bool, build_dir: Path) -> None:
     from cocotb_tools.runner import get_runner
 
-    stamp = build_dir / "hlsgen.ok"
-    if stamp.exists():
-        return build_dir, 0.0, True
-    shutil.rmtree(build_dir, ignore_errors=True)
-    build_dir.mkdir(parents=True)
-    start = time.monotonic()
     args = (["-Wno-fatal"] + (["--trace-fst", "--trace-structs"] if waves and fst_ok() else [])) \
         if sim == "verilator" else []
     log.info("building %s model of %s in %s", sim, top, build_dir)
@@ -109,18 +162,25 @@ def _build_locked(sources: list[Path], top: str, sim: str, waves: bool, build_di
                               log_file=str(build_dir / "build.log"))
     except RuntimeError as e:
         raise RuntimeError(f"{sim} build failed ({e}); see {build_dir / 'build.log'}") from e
-    stamp.write_text("ok\n")
-    return build_dir, time.monotonic() - start, False
 
 
-def simulate(out: Path, top: str, sim: str, build_dir: Path, frames: int | None, seed: int, waves: bool,
-             run_dir: Path | None = None) -> tuple[dict[str, Any], float, Path]:
-    """Run both cocotb tests in OUT/rtlsim/<sim>/; returns (result.json contents, seconds, run dir)."""
-    run_dir = run_dir or out / "rtlsim" / sim
+def fresh_run_dir(out: Path, run_dir: Path) -> Path:
+    """An empty run folder holding the weight ROM files ($readmemh reads them from the working dir)."""
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
     for mem in sorted((out / "rtl").glob("*.mem")):
         shutil.copyfile(mem, run_dir / mem.name)
+    return run_dir
+
+
+def simulate(out: Path, top: str, sim: str, build_dir: Path, frames: int | None, seed: int, waves: bool,
+             run_dir: Path | None = None, tests: str = "random_stalls",
+             fresh: bool = True) -> tuple[dict[str, Any], float, Path]:
+    """Run the cocotb tests matching `tests` (a regular expression; "." for both) in OUT/rtlsim/<sim>/;
+    returns (result.json contents, seconds, run dir). `fresh`: start from an empty run folder."""
+    run_dir = run_dir or out / "rtlsim" / sim
+    if fresh:
+        fresh_run_dir(out, run_dir)
     env = {"HLSGEN_VECTORS": str(out / "vectors"), "HLSGEN_SEED": str(seed),
            "HLSGEN_RESULT": str(run_dir / "result.json"), "HLSGEN_TRACE_DIR": str(run_dir),
            "HLSGEN_FRAMES": str(frames or "")}
@@ -128,7 +188,7 @@ def simulate(out: Path, top: str, sim: str, build_dir: Path, frames: int | None,
                                     else [])
     start = time.monotonic()
     with _environment(env), _on_path(out / "tb"), outside_pytest():
-        _run_tests(sim, top, build_dir, run_dir, plusargs, waves)
+        _run_tests(sim, top, build_dir, run_dir, plusargs, waves, tests)
     result = run_dir / "result.json"
     return (json.loads(result.read_text()) if result.exists() else {}), time.monotonic() - start, run_dir
 
@@ -139,13 +199,14 @@ def fst_ok() -> bool:
     return Path("/usr/include/lz4.h").exists() or bool(os.environ.get("HLSGEN_FST"))
 
 
-def _run_tests(sim: str, top: str, build_dir: Path, run_dir: Path, plusargs: list[str], waves: bool) -> None:
+def _run_tests(sim: str, top: str, build_dir: Path, run_dir: Path, plusargs: list[str], waves: bool,
+               tests: str) -> None:
     from cocotb_tools.runner import get_runner
 
     try:
         get_runner(sim).test(hdl_toplevel=top, hdl_toplevel_lang="verilog", test_module=f"test_{top}",
                              build_dir=str(build_dir), test_dir=str(run_dir), plusargs=plusargs, waves=waves,
-                             timescale=TIMESCALE, results_xml=str(run_dir / "results.xml"),
+                             timescale=TIMESCALE, results_xml=str(run_dir / "results.xml"), test_filter=tests,
                              log_file=str(run_dir / "sim.log"))
     except (SystemExit, RuntimeError) as e:  # the simulator itself failed; result.json tells what it got to
         log.error("simulator failed (%s); see %s", e, run_dir / "sim.log")
