@@ -17,7 +17,7 @@ import shutil
 import signal
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO
 
@@ -100,11 +100,16 @@ def write_file_atomically(path: str | Path, write: Callable[[BinaryIO], object])
             write(f)
         os.replace(tmp, p)
     except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise HlsgenError(f"{p}: cannot write ({e.strerror or e})") from None
+        _discard(tmp)
+        raise HlsgenError(f"{p}: cannot write ({_why(p, e)})") from None
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _discard(tmp)
         raise
+
+
+def _discard(tmp: Path) -> None:
+    with suppress(OSError):  # its folder is not there (or not a folder): nothing was written
+        tmp.unlink(missing_ok=True)
 
 
 def _make_temporary(out: Path) -> Path:
@@ -112,7 +117,13 @@ def _make_temporary(out: Path) -> Path:
         out.parent.mkdir(parents=True, exist_ok=True)
         return Path(tempfile.mkdtemp(prefix=f".{out.name[:40]}.tmp-", dir=out.parent))
     except OSError as e:
-        raise HlsgenError(f"{out}: cannot create the output folder ({e.strerror or e})") from None
+        raise HlsgenError(f"{out}: cannot create the output folder ({_why(out, e)})") from None
+
+
+def _why(path: Path, e: OSError) -> str:
+    """The reason of an OSError on `path`; a regular file where a folder is needed is named."""
+    blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    return f"{blocker} is a file, not a folder" if blocker is not None else e.strerror or str(e)
 
 
 def _swap_in(tmp: Path, out: Path) -> None:
@@ -142,17 +153,27 @@ def _set_umask_mode(folder: Path) -> None:
 
 @contextmanager
 def _signals_deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back while a temporary file or folder is created and its name is not
-    yet known to the clean-up code; they are delivered when the block ends."""
+    """Hold SIGINT and SIGTERM back while a temporary folder is created (and its name is not yet
+    known to the clean-up code) or swapped in; one that arrived is raised as KeyboardInterrupt when
+    the block ends. Python-level handlers, since the signal may reach another thread (BLAS, onnxruntime
+    pools), where a pthread_sigmask of the main thread would not hold it."""
+    caught: list[int] = []
+
+    def record(signum: int, frame: object) -> None:
+        caught.append(signum)
+
     try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    except (AttributeError, ValueError, OSError):  # no pthread_sigmask: nothing to defer
+        previous = {sig: signal.signal(sig, record) for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread: leave signals alone
         yield
         return
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if caught:
+        raise KeyboardInterrupt(f"signal {caught[0]}")
 
 
 @contextmanager

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from hostile_cases import CASES, Case, have_gxx, npy_header_only, run_case, zip_declaring
 
-from hlsgen import compile_model
+from hlsgen import compile_model, float_stage
+from hlsgen.cli import one_line
 from hlsgen.config import load_config
 from hlsgen.data import load_array
 from hlsgen.errors import HlsgenError
@@ -149,3 +150,20 @@ def test_npz_member_size_comes_from_the_zip_directory(tmp_path: Path) -> None:
     with pytest.raises(HlsgenError, match=r"ok.npz: array 'x' inflates to 192 bytes, more than "
                                           r"limits.npz_member_bytes = 100"):
         load_array(tmp_path / "ok.npz", g, "x", Limits(npz_member_bytes=100))
+
+
+def test_config_raises_onnx_tensor_limit(tmp_path: Path) -> None:
+    path = tmp_path / "mlp.onnx"
+    path.write_bytes(model_zoo.mlp(seed=3).SerializeToString())
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("limits: {tensor_elements: 500}\n")
+    with pytest.raises(HlsgenError, match=r"mlp.onnx: initializer 'w_1' of dims \[32, 24\]: 768 elements, more "
+                                          r"than limits.tensor_elements = 500"):
+        float_stage(path, cfg)
+    cfg.write_text("limits: {tensor_elements: 768}\n")
+    assert float_stage(path, cfg)[2].limits.tensor_elements == 768
+
+
+def test_cli_prints_any_error_on_one_line() -> None:
+    assert one_line("compiling top.cpp failed:\n  top.cpp:1: error: x\n\n   ^~~\n") == \
+        "compiling top.cpp failed: | top.cpp:1: error: x | ^~~"
