@@ -554,6 +554,8 @@ def _run_signalled(argv: list[str], setup: Setup, folder: Path, env: dict[str, s
 
 def _judge(setup: Setup, o: Outcome, before: set[str], after: set[str], folder: Path) -> list[str]:
     problems = []
+    if setup.signal == signal.SIGINT and o.exit == -signal.SIGINT:
+        o.exit = 130  # re-raised SIGINT at interpreter exit: the shell sees 130 either way
     if o.exit != setup.exit:
         problems.append(f"exit {o.exit}, expected {setup.exit}")
     lines = o.stderr.strip().splitlines()
