@@ -21,6 +21,7 @@ result is the best of the weightings tried (a multi-resource knapsack; docs/hard
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -86,9 +87,10 @@ def choose_folding(options: Sequence[Sequence[Choice]], fixed: Resources, floor:
         return _at_target(options, fixed, floor, budget, target)
     lowest = max([floor] + [min(c.cycles for c in opts) for opts in options])
     candidates = sorted({c.cycles for opts in options for c in opts if c.cycles >= lowest} | {lowest})
+    tables = [[_CheapestBelow(opts, weigh) for opts in options] for weigh in _weightings(budget)]
     for t in candidates:
-        for weigh in _weightings(budget):
-            picks = [_cheapest(opts, t, weigh) for opts in options]
+        for per_layer in tables:
+            picks = [table.at(t) for table in per_layer]
             total = _total(picks, fixed)
             if budget.fits(total):
                 return _folding(options, picks, t, total, budget, True, "fastest", floor)
@@ -137,6 +139,27 @@ def _weightings(budget: Budget) -> list[Weigh]:
 def _cheapest(opts: Sequence[Choice], t: int, weigh: Weigh) -> Choice:
     meeting = [c for c in opts if c.cycles <= t] or [min(opts, key=lambda c: c.cycles)]
     return min(meeting, key=lambda c: (weigh(c.cost), c.cycles, c.index))
+
+
+class _CheapestBelow:
+    """`_cheapest(opts, t, weigh)` for any t in O(log n): the options sorted by cycles and the running
+    minimum of the cost order over that prefix (the cheapest among those with cycles <= t)."""
+
+    def __init__(self, opts: Sequence[Choice], weigh: Weigh) -> None:
+        self.fallback = min(opts, key=lambda c: c.cycles)
+        order = sorted(opts, key=lambda c: c.cycles)
+        self.cycles = [c.cycles for c in order]
+        self.best: list[Choice] = []
+        key = None
+        for c in order:
+            k = (weigh(c.cost), c.cycles, c.index)
+            if key is None or k < key:
+                key, cur = k, c
+            self.best.append(cur)
+
+    def at(self, t: int) -> Choice:
+        i = bisect_right(self.cycles, t)
+        return self.best[i - 1] if i else self.fallback
 
 
 def _total(picks: Sequence[Choice], fixed: Resources) -> Resources:

@@ -152,27 +152,36 @@ FOLDED_LANES = ("avgpool", "add", "requant")  # PE = requant lanes, channels per
 
 
 def parallelism_options(kind: str, node: str, params: dict[str, Any], hw: HwConfig) -> list[tuple[int, int]]:
-    """Candidate (PE, SIMD) pairs, fewest multipliers first: the divisors of the output channels (PE)
-    and of the input channels per group (SIMD). A value set in `hw.layers` or as the `hw` default is
-    the only choice for that dimension. Average pools, adds and requants fold their channels over
-    PE requant lanes (SIMD 1; only `hw.layers` sets their PE); other layers have one form."""
+    """Candidate (PE, SIMD) pairs, fewest multipliers first: the lane counts of the output channels
+    (PE) and of the input channels per group (SIMD), see `lane_counts`. A value set in `hw.layers`
+    or as the `hw` default is the only choice for that dimension. Average pools, adds and requants
+    fold their channels over PE requant lanes (SIMD 1; only `hw.layers` sets their PE); other
+    layers have one form."""
     over = hw.layers.get(node)
     pe_set = (over.pe if over and over.pe else None) or hw.pe
     simd_set = (over.simd if over and over.simd else None) or hw.simd
     if kind in FOLDED_LANES:
         c = params["in_c"] if kind == "avgpool" else params["channels"]
         lanes = over.pe if over and over.pe else None  # hw.pe/simd are for matrix-vector layers
-        return [(min(lanes, c), 1)] if lanes else [(d, 1) for d in _divisors(c)]
+        return [(min(lanes, c), 1)] if lanes else [(d, 1) for d in lane_counts(c)]
     if kind not in ("conv", "dwconv", "gemm"):
         return [(1, 1)]
     cin = params["in_c"] // params.get("group", 1)
-    pes = [min(pe_set, params["out_c"])] if pe_set else _divisors(params["out_c"])
-    simds = [1] if kind == "dwconv" else ([min(simd_set, cin)] if simd_set else _divisors(cin))
+    pes = [min(pe_set, params["out_c"])] if pe_set else lane_counts(params["out_c"])
+    simds = [1] if kind == "dwconv" else ([min(simd_set, cin)] if simd_set else lane_counts(cin))
     return sorted(((p, s) for p in pes for s in simds), key=lambda ps: (ps[0] * ps[1], ps))
 
 
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+FINE_FOLDS = 32  # lane counts for every fold count up to this many (non-divisors of the channels)
+
+
+def lane_counts(n: int) -> list[int]:
+    """Lane counts worth considering for n channels: every divisor of n (no padding lane), and for
+    each fold count k <= FINE_FOLDS the fewest lanes that take n channels in k folds, ceil(n / k)
+    (padding lanes in the last fold, but a rate between two divisors: 640 channels in 7 folds of 92
+    where the divisors offer 8 folds of 80 or 5 of 128)."""
+    fine = {math.ceil(n / k) for k in range(1, min(n, FINE_FOLDS) + 1)}
+    return sorted(fine | {d for d in range(1, n + 1) if n % d == 0})
 
 
 def _with_cycles(layer: Layer, x: Stream, out: Stream) -> Layer:
