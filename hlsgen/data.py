@@ -27,6 +27,8 @@ def load_array(path: str | Path, graph: Graph, what: str, limits: Limits = DEFAU
     model input), shaped [N, *input shape without batch]."""
     p = Path(path)
     if not p.is_file():
+        if p.exists():
+            raise HlsgenError(f"{p}: {what} is not a regular file (a folder, device or pipe is not read)")
         raise HlsgenError(f"{p}: {what} file not found")
     with open_arrays(p, limits, "calibration_elements") as archive:
         names = archive.names

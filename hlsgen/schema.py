@@ -183,6 +183,8 @@ def read_yaml_mapping(path: str | Path, what: str, limits: Limits = DEFAULT_LIMI
     try:
         if p.is_dir():
             raise HlsgenError(f"{source}: is a folder, not a {what} file")
+        if p.exists() and not p.is_file():
+            raise HlsgenError(f"{source}: not a regular file (a device or pipe is not read)")
         size = p.stat().st_size
         if size > limits.yaml_bytes:
             raise HlsgenError(f"{source}: {what} file of {beyond(limits, 'yaml_bytes', size)}")

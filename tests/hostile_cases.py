@@ -185,6 +185,18 @@ def npz_member_huge_header(d: Path) -> Setup:
                  ["calib.npz", "'x'", "limits.calibration_elements"])
 
 
+def onnx_dev_zero(d: Path) -> Setup:
+    (d / "zero.onnx").symlink_to("/dev/zero")
+    return Setup(_cli("inspect", d / "zero.onnx"), ["zero.onnx", "not a regular file"])
+
+
+def config_dev_zero(d: Path) -> Setup:
+    m, calib = mlp_files(d)
+    (d / "cfg.yaml").symlink_to("/dev/zero")
+    return Setup(_cli("compile", m, "-c", d / "cfg.yaml", "--calib", calib, "-o", d / "out"),
+                 ["cfg.yaml", "not a regular file"])
+
+
 def yaml_huge_file(d: Path) -> Setup:
     with open(d / "m.yaml", "w") as f:
         f.write("name: s\ninput: {name: x, shape: [8]}\nlayers:\n  - {name: fc, op: dense, units: 4}\n")
@@ -454,6 +466,8 @@ CASES: list[Case] = [
     Case("yaml_huge_dense", "bomb", "YAML dense layer 100000x100000", yaml_huge_dense),
     Case("yaml_huge_samples", "bomb", "YAML calibration: {samples: 1000000000}", yaml_huge_samples),
     Case("yaml_huge_file", "bomb", "70 MB YAML model file", yaml_huge_file),
+    Case("onnx_dev_zero", "bomb", "model path linked to /dev/zero (endless)", onnx_dev_zero),
+    Case("config_dev_zero", "bomb", "config path linked to /dev/zero (endless)", config_dev_zero),
     Case("initializer_dims_compile", "traceback", "initializer dims not matching their data (compile)",
          initializer_dims_compile),
     Case("initializer_dims_inspect", "traceback", "initializer dims not matching their data (inspect)",

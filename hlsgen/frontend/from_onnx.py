@@ -54,6 +54,8 @@ def load_onnx(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Graph:
         raise HlsgenError(f"{p}: no such file")
     if p.is_dir():
         raise HlsgenError(f"{p}: is a directory, not an ONNX file")
+    if not p.is_file():
+        raise HlsgenError(f"{p}: not a regular file (a device or pipe is not read)")
     return from_onnx_model(load_checked(p, limits), str(p), limits)
 
 
