@@ -58,7 +58,7 @@ class Weights:
         self.limits = limits
         self.seed = seed
         self.default_npz = default_npz
-        self._npz: dict[str, dict[str, np.ndarray]] = {}
+        self._npz: dict[str, list[str]] = {}  # array names of each .npz
         self._used: dict[str, set[str]] = {}
 
     def for_layer(self, spec: Any, name: str, where: Where, suffixes: Sequence[str]) -> LayerWeights:
@@ -74,26 +74,37 @@ class Weights:
         raise where.error(f"weights must be an .npz file or a mapping {{suffix: file.npy}} with "
                           f"suffixes {', '.join(suffixes)}; got {spec!r}")
 
-    def npz(self, rel: str, where: Where) -> dict[str, np.ndarray]:
+    def npz(self, rel: str, where: Where) -> list[str]:
+        """The array names of an .npz; arrays are read only when a layer asks for one (npz_array)."""
         if rel not in self._npz:
-            self._npz[rel] = self._load(rel, where, npz=True)
+            self._npz[rel] = list(self._load(rel, where, npz=True, only=None))
             self._used[rel] = set()
         return self._npz[rel]
+
+    def npz_array(self, rel: str, key: str, where: Where) -> np.ndarray:
+        arr = self._load(rel, where, npz=True, only=key)[key]
+        assert arr is not None
+        return arr
 
     def npy(self, rel: Any, where: Where) -> np.ndarray:
         if not isinstance(rel, str) or not rel.endswith(".npy"):
             raise where.error(f"weights entries must name .npy files, got {rel!r}")
-        return self._load(rel, where, npz=False)[""]
+        arr = self._load(rel, where, npz=False, only="")[""]
+        assert arr is not None
+        return arr
 
-    def _load(self, rel: str, where: Where, npz: bool) -> dict[str, np.ndarray]:
-        """Every array of an .npz (by key) or the one of an .npy (key ""), each checked against the
-        limits from its header before it is read."""
+    def _load(self, rel: str, where: Where, npz: bool, only: str | None) -> dict[str, np.ndarray | None]:
+        """The array `only` of an .npz (by key) or the one of an .npy (key ""), checked against the
+        limits from its header before it is read; only=None: just the names of an .npz."""
         path = Path(rel) if Path(rel).is_absolute() else self.folder / rel
         if not path.is_file():
             raise where.error(f"weights file {rel!r} not found (looked for {path})")
         try:
             with open_arrays(path, self.limits, "tensor_elements") as archive:
-                arrays = {name: archive.read(name) for name in archive.names}
+                if archive.single:  # read it: a damaged file is reported as such, not as the wrong kind
+                    arrays: dict[str, np.ndarray | None] = {"": archive.read("")}
+                else:
+                    arrays = {name: archive.read(name) if name == only else None for name in archive.names}
                 if archive.single != npz:
                     return arrays
         except HlsgenError as exc:
@@ -134,11 +145,11 @@ class LayerWeights:
         if self.rng is not None:
             return _frozen(init(self.rng, shape).astype(np.float32))
         if self.npz_name is not None:
-            arrays = self.store.npz(self.npz_name, self.where)
-            if key not in arrays:
-                raise self.where.error(f"{self.npz_name} has no array {key!r}{suggest(key, arrays)}")
+            names = self.store.npz(self.npz_name, self.where)
+            if key not in names:
+                raise self.where.error(f"{self.npz_name} has no array {key!r}{suggest(key, names)}")
             self.store.mark_used(self.npz_name, key)
-            arr, origin = arrays[key], f"{key} in {self.npz_name}"
+            arr, origin = self.store.npz_array(self.npz_name, key, self.where), f"{key} in {self.npz_name}"
         else:
             assert self.files is not None
             if suffix not in self.files:

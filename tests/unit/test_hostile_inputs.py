@@ -167,3 +167,19 @@ def test_config_raises_onnx_tensor_limit(tmp_path: Path) -> None:
 def test_cli_prints_any_error_on_one_line() -> None:
     assert one_line("compiling top.cpp failed:\n  top.cpp:1: error: x\n\n   ^~~\n") == \
         "compiling top.cpp failed: | top.cpp:1: error: x | ^~~"
+
+
+def test_yaml_weights_are_read_lazily_and_checked(tmp_path: Path) -> None:
+    model = tmp_path / "m.yaml"
+    model.write_text(DENSE.replace("layers:", "weights: w.npz\nlayers:"))
+    rng = np.random.default_rng(0)
+    arrays = {"fc.weight": rng.normal(size=(32, 64)), "fc.bias": np.zeros(32)}
+    np.savez(tmp_path / "w.npz", **arrays, junk=np.array([{"pickled": 1}], dtype=object))
+    g = load_yaml_model(model)  # the object array is never read: only the arrays a layer needs are
+    assert any("junk" in n.message for n in g.notes)
+    small = io.BytesIO()
+    np.save(small, arrays["fc.weight"])
+    zip_declaring(tmp_path / "w.npz", "fc.weight.npy", small.getvalue(), 3_800_000_000)
+    with pytest.raises(HlsgenError, match=r"m.yaml: layers\[0\] \(fc\): cannot read weights file 'w.npz': array "
+                                          r"'fc.weight' inflates to 3,800,000,000 bytes"):
+        load_yaml_model(model)
