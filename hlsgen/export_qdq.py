@@ -62,18 +62,16 @@ def export_qdq(graph: Graph) -> onnx.ModelProto:
 
 def write_qdq(graph: Graph, path: str | Path) -> tuple[Path, onnx.ModelProto]:
     """Export and write atomically; returns the path and the model."""
+    from hlsgen.outdir import write_file_atomically
+
     p = Path(path)
-    if p.is_dir():
-        raise HlsgenError(f"{p}: is a folder; name an .onnx file")
-    model = export_qdq(graph)
-    tmp = p.with_name(f".{p.name}.tmp")
     try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(model.SerializeToString())
-        tmp.replace(p)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
+        if p.is_dir():
+            raise HlsgenError(f"{p}: is a folder; name an .onnx file")
+    except OSError as e:  # a name too long, ...
         raise HlsgenError(f"{p}: cannot write ({e.strerror or e})") from None
+    model = export_qdq(graph)
+    write_file_atomically(p, lambda f: f.write(model.SerializeToString()))
     return p, model
 
 

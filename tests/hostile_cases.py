@@ -273,6 +273,18 @@ def run_output_under_file(d: Path) -> Setup:
     return Setup([*_run_args(d), "--output", str(d / "file.txt" / "y.npy")], ["file.txt/y.npy", "file.txt is a file"])
 
 
+def export_under_file(d: Path) -> Setup:
+    m, calib = mlp_files(d)
+    (d / "file.txt").write_text("a file")
+    return Setup(_cli("export-qdq", d / "file.txt" / "q.onnx", m, "--calib", calib),
+                 ["file.txt/q.onnx", "file.txt is a file"])
+
+
+def export_long_name(d: Path) -> Setup:
+    m, calib = mlp_files(d)
+    return Setup(_cli("export-qdq", d / ("q" * 300 + ".onnx"), m, "--calib", calib), ["q" * 40, "too long"])
+
+
 def out_in_proc(d: Path) -> Setup:
     m, calib = mlp_files(d)
     return Setup(_cli("compile", m, "--calib", calib, "-o", "/proc/hlsgen_out"), ["/proc/hlsgen_out"])
@@ -480,6 +492,8 @@ CASES: list[Case] = [
     Case("run_output_is_folder", "traceback", "run --output naming a folder", run_output_is_folder),
     Case("run_output_in_proc", "traceback", "run --output /proc/y.npy", run_output_in_proc),
     Case("run_output_under_file", "traceback", "run --output under a regular file", run_output_under_file),
+    Case("export_under_file", "traceback", "export-qdq OUT under a regular file", export_under_file),
+    Case("export_long_name", "traceback", "export-qdq OUT with a 300-character name", export_long_name),
     Case("out_in_proc", "traceback", "-o in /proc", out_in_proc),
     Case("out_read_only", "traceback", "-o in a read-only folder", out_read_only),
     Case("out_under_file", "traceback", "-o under a regular file", out_under_file),
