@@ -71,8 +71,11 @@ def open_arrays(path: Path, limits: Limits = DEFAULT_LIMITS, element_limit: str 
                         try:
                             with z.open(info) as m:
                                 return _read_npy(m, info.file_size, label, limits, element_limit)
-                        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
-                            raise HlsgenError(f"{label}: damaged .npz member ({e})") from None
+                        except HlsgenError:
+                            raise
+                        except Exception as e:  # BadZipFile (CRC, sizes), zlib.error, NotImplementedError, ...
+                            raise HlsgenError(f"{label}: damaged .npz member ({type(e).__name__}: "
+                                              f"{_first_line(e)})") from None
 
                     yield Arrays(path, list(members), read_member, single=False)
             else:
@@ -91,8 +94,8 @@ def open_arrays(path: Path, limits: Limits = DEFAULT_LIMITS, element_limit: str 
 def _open_zip(f: IO[bytes], path: Path) -> Iterator[zipfile.ZipFile]:
     try:
         z = zipfile.ZipFile(f)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
-        raise HlsgenError(f"{path}: not a .npz archive ({e})") from None
+    except Exception as e:  # BadZipFile, OSError, struct.error, NotImplementedError, ...
+        raise HlsgenError(f"{path}: not a .npz archive ({type(e).__name__}: {_first_line(e)})") from None
     with z:
         yield z
 
@@ -104,8 +107,8 @@ def _read_npy(f: IO[bytes], size: int, label: str, limits: Limits, element_limit
         version = fmt.read_magic(f)
         reader = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
         shape, fortran, dtype = reader(f)
-    except (ValueError, EOFError, SyntaxError, OSError) as e:
-        raise HlsgenError(f"{label}: not a .npy array ({e})") from None
+    except Exception as e:  # numpy's header parser raises ValueError, SyntaxError, TokenError, ...
+        raise HlsgenError(f"{label}: not a .npy array ({type(e).__name__}: {_first_line(e)})") from None
     if dtype.hasobject:
         raise HlsgenError(f"{label}: holds Python objects (dtype {dtype}); only numeric arrays are read "
                           "(never pickles)")
@@ -123,9 +126,16 @@ def _read_npy(f: IO[bytes], size: int, label: str, limits: Limits, element_limit
                           f"but {max(size - here, 0):,} bytes follow it")
     try:
         data = np.frombuffer(_read_exactly(f, data_bytes), dtype=dtype, count=count)
-    except (ValueError, EOFError, OSError) as e:
-        raise HlsgenError(f"{label}: cannot read the array data ({e})") from None
-    return data.reshape(shape, order="F" if fortran else "C")
+        return data.reshape(shape, order="F" if fortran else "C")
+    except HlsgenError:
+        raise
+    except Exception as e:  # EOF, a damaged zip stream (BadZipFile, zlib.error), ...
+        raise HlsgenError(f"{label}: cannot read the array data ({type(e).__name__}: {_first_line(e)})") from None
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:200] if text else "no details"
 
 
 def _read_exactly(f: IO[bytes], n: int) -> bytes:

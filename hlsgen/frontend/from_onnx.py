@@ -99,7 +99,10 @@ class _Translator(OnnxContext):
         if not MIN_OPSET <= self.opset <= MAX_OPSET:
             raise HlsgenError(f"{source}: ONNX opset {self.opset} not supported ({OLDEST_OPSET}..{MAX_OPSET})")
         g = model.graph
-        self.consts = {t.name: tensor_to_numpy(t) for t in g.initializer}
+        try:
+            self.consts = {t.name: tensor_to_numpy(t) for t in g.initializer}
+        except Unsupported as e:
+            raise HlsgenError(f"{source}: initializer {e}") from None
         self.elem = {t.name: t.data_type for t in g.initializer}
         self.input_name = self._graph_input()
         self.inferred = {}

@@ -117,7 +117,16 @@ class OnnxContext:
         return self.elem.get(name)
 
     def attrs(self, node: onnx.NodeProto) -> dict[str, Any]:
-        return {a.name: _plain(helper.get_attribute_value(a)) for a in node.attribute}
+        out = {}
+        for a in node.attribute:
+            try:
+                value = helper.get_attribute_value(a)
+            except Exception as e:  # an attribute of an unknown type (a damaged file)
+                raise Unsupported(f"attribute {a.name!r} cannot be read ({type(e).__name__})") from None
+            if value is None or a.type == onnx.AttributeProto.UNDEFINED:
+                raise Unsupported(f"attribute {a.name!r} has no value (type {a.type})")
+            out[a.name] = _plain(value)
+        return out
 
     def fresh(self, base: str) -> str:
         name, k = base, 1

@@ -24,12 +24,18 @@ _FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProt
 # ---- values ------------------------------------------------------------------------------------
 def tensor_to_numpy(t: onnx.TensorProto) -> np.ndarray:
     """Floats become float64, integers int64 (int4 included); other types as numpy gives them."""
-    arr = np.asarray(numpy_helper.to_array(t))
-    if t.data_type in _FLOAT_TYPES:
-        return arr.astype(np.float64)
-    if t.data_type != onnx.TensorProto.BOOL and t.data_type != onnx.TensorProto.STRING:
-        return arr.astype(np.int64)
-    return arr
+    try:
+        arr = np.asarray(numpy_helper.to_array(t))
+        kind = onnx.TensorProto.DataType.Name(t.data_type) if t.data_type in onnx.TensorProto.DataType.values() \
+            else "UNDEFINED"
+        if t.data_type in _FLOAT_TYPES or "FLOAT" in kind or arr.dtype.kind == "f":  # float8/float4 too
+            return arr.astype(np.float64)
+        if arr.dtype.kind in "iu":
+            return arr.astype(np.int64)
+    except Exception as e:  # an undefined data type, damaged data
+        raise Unsupported(f"tensor {t.name!r} of type {t.data_type}: cannot read its data "
+                          f"({type(e).__name__}: {str(e).strip()[:160]})") from None
+    return arr  # bool, string, complex: refused where they are used
 
 
 def constant_node_value(node: onnx.NodeProto) -> tuple[np.ndarray, int]:
