@@ -8,6 +8,7 @@ with benchmarks/hostile_inputs.py, which prints the table of the issue's closing
 
 from __future__ import annotations
 
+import contextlib
 import io
 import zipfile
 from pathlib import Path
@@ -183,3 +184,40 @@ def test_yaml_weights_are_read_lazily_and_checked(tmp_path: Path) -> None:
     with pytest.raises(HlsgenError, match=r"m.yaml: layers\[0\] \(fc\): cannot read weights file 'w.npz': array "
                                           r"'fc.weight' inflates to 3,800,000,000 bytes"):
         load_yaml_model(model)
+
+
+def _mutants(good: bytes, n: int, seed: int) -> list[bytes]:
+    """`n` copies of `good` with 1-6 random bytes changed (mostly in the header) and some truncated."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        b = bytearray(good)
+        for _ in range(int(rng.integers(1, 7))):
+            pos = int(rng.integers(len(b))) if rng.random() < 0.5 else int(rng.integers(min(160, len(b))))
+            b[pos] = int(rng.integers(256))
+        out.append(bytes(b[:int(rng.integers(len(b)))] if rng.random() < 0.2 else b))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["npy", "npz", "npz_compressed"])
+def test_mutated_array_files_fail_in_one_line(kind: str, tmp_path: Path) -> None:
+    g = _graph(tmp_path)
+    buf = io.BytesIO()
+    x = np.ones((3, 4), np.float32)
+    {"npy": np.save, "npz": lambda f, a: np.savez(f, x=a),
+     "npz_compressed": lambda f, a: np.savez_compressed(f, x=a)}[kind](buf, x)
+    path = tmp_path / f"m.{kind[:3]}"
+    for data in _mutants(buf.getvalue(), 300, seed=len(kind)):
+        path.write_bytes(data)
+        try:
+            load_array(path, g, "calibration data")
+        except HlsgenError as e:
+            assert "\n" not in str(e) and str(path) in str(e)
+
+
+def test_mutated_onnx_files_fail_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "m.onnx"
+    for data in _mutants(model_zoo.mlp(seed=3).SerializeToString(), 150, seed=5):
+        path.write_bytes(data)
+        with contextlib.suppress(HlsgenError):  # anything else (a traceback) fails the test
+            float_stage(path)
