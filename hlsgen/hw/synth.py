@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hlsgen.cache import used
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.parts import find_part
 from hlsgen.outdir import require_hlsgen_output, write_folder_atomically
@@ -308,6 +309,7 @@ def synthesize(out_dir: str | Path, part: str | None = None, jobs: int = 2, yosy
                     f.cancel()
                 _stop_all()
                 raise
+        used(*(cache_root() / job_key(j, version, device.family) for j in work_list))  # hlsgen.cache: LRU bound
         result = summarize(runs, part_name, device, version, exe, round(time.monotonic() - start, 1))
         _write(out, result, work)
     return result

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hlsgen.backends.vectors import check_vectors, read_hex, unpack_beats
+from hlsgen.cache import used
 from hlsgen.errors import HlsgenError
 from hlsgen.outdir import require_hlsgen_output
 from hlsgen.sim.csim_build import Builder, Log
@@ -72,6 +73,7 @@ def csim(out_dir: str | Path, layers: bool = False, localize: bool = True, log: 
     hls, vectors = _check_folder(out)
     builder = Builder(hls, log)
     build = builder.build(tap=layers)
+    used(build.binary.parent)  # LRU-bounded build caches (hlsgen.cache)
     code, text, run_s, divergence = _run_tb(build.binary, vectors, layers, log)
     warned = STREAM_WARNING.search(text) is not None
     passed = code == 0 and not warned and divergence is None

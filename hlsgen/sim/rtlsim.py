@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from hlsgen.backends.vectors import check_vectors
+from hlsgen.cache import used
 from hlsgen.errors import HlsgenError
 from hlsgen.outdir import require_hlsgen_output
 from hlsgen.sim import replay
@@ -57,6 +58,7 @@ def run_rtlsim(out_dir: str | Path, sim: str = "verilator", frames: int | None =
     rbuild, rbuild_s, rcached = build(replay_src, replay.REPLAY_TOP, sim, waves, kind="replay")
     replay_s = replay.run_replay(out, top, sim, rbuild, run_dir, frames, waves)
     cbuild, cbuild_s, ccached = build(sources, top, sim, waves)
+    used(rbuild, cbuild)  # LRU-bounded build caches (hlsgen.cache)
     results, stall_s, _ = simulate(out, top, sim, cbuild, stall_frames, seed, waves, run_dir, fresh=False)
     sim_s = replay_s + stall_s
     ok = set(results) >= set(TESTS) and all(r["passed"] for r in results.values())
