@@ -42,6 +42,7 @@ TIMESCALE = ("1ns", "1ps")
 
 STALL_FRAMES = 2  # default frames of the random-stall (cocotb) run
 TESTS = ("throughput", "random_stalls")
+STALL_TEST = r"\.random_stalls$"  # cocotb test filter (matched against test_<top>.<name>)
 
 
 def run_rtlsim(out_dir: str | Path, sim: str = "verilator", frames: int | None = None, waves: bool = False,
@@ -59,7 +60,8 @@ def run_rtlsim(out_dir: str | Path, sim: str = "verilator", frames: int | None =
     replay_s = replay.run_replay(out, top, sim, rbuild, run_dir, frames, waves)
     cbuild, cbuild_s, ccached = build(sources, top, sim, waves)
     used(rbuild, cbuild)  # LRU-bounded build caches (hlsgen.cache)
-    results, stall_s, _ = simulate(out, top, sim, cbuild, stall_frames, seed, waves, run_dir, fresh=False)
+    results, stall_s, _ = simulate(out, top, sim, cbuild, stall_frames, seed, waves, run_dir, STALL_TEST,
+                                   fresh=False)
     sim_s = replay_s + stall_s
     ok = set(results) >= set(TESTS) and all(r["passed"] for r in results.values())
     wave_file = _wave_file(sim, run_dir, top, results) if waves else None
@@ -85,7 +87,7 @@ def _rerun_with_waves(out: Path, top: str, sim: str, replay_src: list[Path], sou
         replay.run_replay(out, top, sim, rbuild, run_dir, frames, True)
         return replay.wave_file(sim, run_dir)
     cbuild, _, _ = build(sources, top, sim, True)
-    simulate(out, top, sim, cbuild, stall_frames, seed, True, run_dir, fresh=False)
+    simulate(out, top, sim, cbuild, stall_frames, seed, True, run_dir, STALL_TEST, fresh=False)
     return _wave_path(sim, run_dir, cbuild, top)
 
 
@@ -176,9 +178,10 @@ def fresh_run_dir(out: Path, run_dir: Path) -> Path:
 
 
 def simulate(out: Path, top: str, sim: str, build_dir: Path, frames: int | None, seed: int, waves: bool,
-             run_dir: Path | None = None, tests: str = "random_stalls",
+             run_dir: Path | None = None, tests: str = ".",
              fresh: bool = True) -> tuple[dict[str, Any], float, Path]:
-    """Run the cocotb tests matching `tests` (a regular expression; "." for both) in OUT/rtlsim/<sim>/;
+    """Run the cocotb tests matching `tests` (a regular expression: "." both, "random_stalls" the stall run
+    of `hlsgen rtlsim`, "throughput" the cocotb back-to-back run) in OUT/rtlsim/<sim>/;
     returns (result.json contents, seconds, run dir). `fresh`: start from an empty run folder."""
     run_dir = run_dir or out / "rtlsim" / sim
     if fresh:
