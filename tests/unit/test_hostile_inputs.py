@@ -27,6 +27,7 @@ from hlsgen.frontend.from_yaml import load_yaml_model
 from hlsgen.limits import DEFAULT_LIMITS, LIMIT_KEYS, Limits
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")  # a numpy warning is a weak message too
 
 
 @pytest.fixture(scope="module")
