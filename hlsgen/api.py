@@ -72,7 +72,7 @@ def run_passes(graph: Graph, passes: list[Pass], ctx: PassContext,
             graph = verify(p(graph, ctx), p.__name__)
             stages.append((p.__name__, graph))
     except HlsgenError as e:
-        if label and e.args and isinstance(e.args[0], str) and not e.args[0].startswith(label):
+        if label and e.args and isinstance(e.args[0], str) and label not in e.args[0]:
             e.args = (f"{label}: {e.args[0]}", *e.args[1:])
         raise
     return graph
