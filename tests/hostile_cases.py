@@ -174,6 +174,13 @@ def onnx_constant_of_shape(d: Path) -> Setup:
     return Setup(_cli("inspect", _save(m, d / "cos.onnx")), ["cos.onnx", "make_big", "limits.tensor_elements"])
 
 
+def onnx_pad_huge(d: Path) -> Setup:
+    nodes = [node("Pad", ["x", "pads"], ["y"], name="pad_big")]
+    inits = [init("pads", [0, 0, 100000, 100000, 0, 0, 100000, 100000], np.int64)]
+    m = model(nodes, [vi("x", [1, 3, 8, 8])], [vi("y", None)], inits, name="pad")
+    return Setup(_cli("inspect", _save(m, d / "pad.onnx")), ["pad.onnx", "pad_big", "limits.tensor_elements"])
+
+
 def npz_member_huge_header(d: Path) -> Setup:
     m = conv_model(d)
     head = io.BytesIO()
@@ -475,6 +482,7 @@ CASES: list[Case] = [
     Case("qdq_huge_input", "bomb", "quantized model with input [1,3,100000,100000]", qdq_huge_input),
     Case("onnx_constant_of_shape", "bomb", "ONNX ConstantOfShape([1,3,100000,100000]) folded as a constant",
          onnx_constant_of_shape),
+    Case("onnx_pad_huge", "bomb", "ONNX Pad by 100000 on each side (computed activation)", onnx_pad_huge),
     Case("yaml_huge_dense", "bomb", "YAML dense layer 100000x100000", yaml_huge_dense),
     Case("yaml_huge_samples", "bomb", "YAML calibration: {samples: 1000000000}", yaml_huge_samples),
     Case("yaml_huge_file", "bomb", "70 MB YAML model file", yaml_huge_file),
