@@ -354,7 +354,7 @@ def dask_executor(address: str) -> tuple[Executor, Callable[[], None]]:
     except ImportError as e:
         raise HlsgenError("--scheduler needs Dask distributed: pip install 'hlsgen[dist]'") from e
     try:
-        client = Client(address, timeout="20s")
+        client = Client(address)  # connect timeout: Dask's distributed.comm.timeouts.connect (30 s)
     except (OSError, TimeoutError, ValueError) as e:
         raise HlsgenError(f"--scheduler {address}: cannot connect ({type(e).__name__}: {e})") from e
     return client.get_executor(pure=False), client.close
