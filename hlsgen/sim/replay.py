@@ -26,6 +26,7 @@ from hlsgen.sim.tools import log, run_logged
 VERILATOR_MAKEFLAGS = ("CFG_CXXFLAGS_COROUTINES=-fcoroutines", "CFG_CXXFLAGS_STD=-std=gnu++20")
 VERILATOR_ARGS = ("-O3", "--x-assign", "fast", "--x-initial", "fast", "--timescale", "1ns/1ps", "-Wno-fatal")
 BINARY = "replay"
+PATH_LIMIT = 1000  # the testbench holds plusarg paths in 1024-byte reg vectors
 
 
 def replay_sources(out: Path, rtl_sources: list[Path]) -> list[Path]:
@@ -72,6 +73,9 @@ def run_replay(out: Path, top: str, sim: str, build_dir: Path, run_dir: Path, fr
     """Run the replay in run_dir (weight .mem files already there) and add its `throughput` entry to
     run_dir/result.json; returns the simulator's wall-clock seconds. `extra`: more plusargs."""
     report = run_dir / "replay.txt"
+    for path in (out / "vectors", report):
+        if len(str(path).encode()) > PATH_LIMIT:
+            raise HlsgenError(f"{str(path)[:80]}...: the replay testbench takes paths of up to {PATH_LIMIT} bytes")
     plusargs = [f"+hlsgen_vectors={out / 'vectors'}", f"+hlsgen_report={report}", *extra]
     plusargs += [f"+hlsgen_frames={frames}"] if frames else []
     plusargs += [f"+hlsgen_dump={wave_file(sim, run_dir)}"] if waves else []

@@ -65,6 +65,10 @@ def test_replay_is_bit_exact_on_every_layer(good: dict[str, Any], grid: Path) ->
     assert r["first_layer"] is None
     assert r["cycles_per_frame"] == r["model_cycles"] == 3402 and r["latency"] > 0
     assert r["simulated_cycles"] > 3 * 3402 and r["cycles_per_second"] > 0
+    _, sources = rtlsim.design(grid)
+    key = rtlsim.build_key(replay.replay_sources(grid, sources), replay.REPLAY_TOP, "verilator", False, "replay")
+    log = (rtlsim.cache_root() / key / "build.log").read_text()
+    assert "verilator --binary" in log and "%Warning" not in log  # the testbench builds warning-free
 
 
 def test_replay_agrees_with_the_cocotb_run(good: dict[str, Any], grid: Path) -> None:
