@@ -235,8 +235,9 @@ def remove_entry(entry: Entry, min_idle: float = 0.0, now: float | None = None) 
             if now - max(_mtime(entry.path), _mtime(entry.lock) if had_lock else 0.0) < min_idle:
                 return False
             return _remove_tree(entry.path)
-    if now - _mtime(entry.path) < min_idle or any(p.name.endswith(".tmp") for p in _children(entry.path)):
-        return False  # a csim build writing its .tmp objects into it
+    if now - _mtime(entry.path) < min_idle or any(p.name.endswith(".tmp") and now - _mtime(p) < STALE_SECONDS
+                                                  for p in _children(entry.path)):
+        return False  # a csim build writing its .tmp objects into it (a day-old .tmp is a crash's leftover)
     return _remove_tree(entry.path)
 
 

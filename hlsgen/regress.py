@@ -162,6 +162,7 @@ def _unique(specs: list[ModelSpec]) -> list[ModelSpec]:
 
 _RUNNING: set[subprocess.Popen[str]] = set()
 _RUNNING_LOCK = threading.Lock()
+_STOPPING = threading.Event()  # set by stop_running: no new step starts in this process
 
 
 def _hlsgen(opts: Options, *args: str) -> list[str]:
@@ -182,9 +183,11 @@ def _run_step(argv: list[str], timeout: float, log: Path) -> tuple[int | None, s
     (exit code or None on timeout, stdout + stderr, seconds). The output goes to `log` too."""
     start = time.monotonic()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            text=True, errors="replace", start_new_session=True, env=env)
     with _RUNNING_LOCK:
+        if _STOPPING.is_set():
+            return -int(signal.SIGINT), "interrupted before it started", 0.0
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                text=True, errors="replace", start_new_session=True, env=env)
         _RUNNING.add(proc)
     try:
         try:
@@ -213,6 +216,7 @@ def _kill(proc: subprocess.Popen[str]) -> None:
 def stop_running() -> None:
     """End every step process group this process started (Ctrl-C)."""
     with _RUNNING_LOCK:
+        _STOPPING.set()
         for proc in list(_RUNNING):
             if proc.poll() is None:
                 _kill(proc)
@@ -325,6 +329,7 @@ def run_all(specs: Sequence[ModelSpec], opts: Options, executor: Executor,
             progress: Callable[[ModelResult], None] | None = None) -> list[ModelResult]:
     """Submit one job per model to `executor` (any concurrent.futures.Executor: threads, a Dask
     client's executor, a test's fake); results in the order of `specs`."""
+    _STOPPING.clear()
     futures: dict[Future[ModelResult], int] = {executor.submit(run_model, s, opts): i for i, s in enumerate(specs)}
     results: list[ModelResult | None] = [None] * len(specs)
     try:

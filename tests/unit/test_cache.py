@@ -138,8 +138,13 @@ def test_csim_entry_being_written_is_skipped(caches: Path, tmp_path: Path, monke
     t = time.time() - 5000
     os.utime(building, (t, t))
     done = _entry(csim, "k2", 1, 4000)
+    crashed = _entry(csim, "k3", 1, 3 * 86400)  # a .tmp left by a build that died days ago
+    (crashed / "tb.o.99.tmp").write_text("")
+    t = time.time() - 3 * 86400
+    os.utime(crashed / "tb.o.99.tmp", (t, t))
+    os.utime(crashed, (t, t))
     r = cache.trim(limit=0)
-    assert [e.path for e in r.removed] == [done] and building.exists()
+    assert [e.path for e in r.removed] == [crashed, done] and building.exists()
 
 
 def test_clear_and_info(caches: Path) -> None:

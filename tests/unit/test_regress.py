@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import shutil
 import subprocess
 import sys
@@ -285,3 +286,24 @@ def test_dask_executor_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert [r.model.name for r in results] == ["x", "y"]
     assert all([(s.step, s.status) for s in r.steps] == [("compile", "PASS"), ("golden", "FAIL")] for r in results)
     assert results[0].steps[1].reason == "FAIL: 1 layer(s) beyond 1 LSB fed: fc2 (3)"
+
+
+def test_ctrl_c_stops_the_running_steps(tmp_path: Path) -> None:
+    """SIGINT: exit 130 with one line, and no step process (they run in their own sessions) outlives it."""
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "hlsgen.cli", "regress", str(MLP), str(EXAMPLES / "qdq_cnn"),
+                             "--steps", "compile,golden", "-j", "2", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (out / "_logs").exists() and not list(out.glob(".*tmp*")) and time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)  # the steps are running
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1].startswith("hlsgen: interrupted") and "Traceback" not in err
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-f", str(out)], capture_output=True, text=True).stdout.split()
+    assert left == []
