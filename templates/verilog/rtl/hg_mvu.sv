@@ -277,7 +277,9 @@ module hg_mvu #(
                 else for (int i = 0; i < PE - RQ; i++) hold[i] <= hold[i + RQ];
             end
         end
-        int hidx;
+        /* verilator lint_off UNUSEDSIGNAL */
+        int hidx;  // bits above NQB are zero
+        /* verilator lint_on UNUSEDSIGNAL */
         always_comb begin
             vq = hv;
             hidx = {{(32 - NB){1'b0}}, hnf} * QF + {{(32 - QB){1'b0}}, hq};
