@@ -166,3 +166,13 @@ def test_icarus_runs_the_same_testbench(grid: Path) -> None:
     r = run_replay(grid, sim="icarus", frames=2)
     keys = ("passed", "beats", "frame_end_cycles", "latency", "layers", "simulated_cycles")
     assert {k: r[k] for k in keys} == {k: verilator[k] for k in keys}
+
+
+def test_rtlsim_runs_the_replay_then_the_stalls(grid: Path) -> None:
+    """`hlsgen rtlsim`: `throughput` is the SV replay on all frames, `random_stalls` cocotb on two."""
+    assert rtlsim.run_rtlsim(grid, frames=3, seed=4) == 0
+    res = rtl_nets.results(grid)
+    assert res["throughput"]["testbench"] == "sv-replay" and res["throughput"]["frames"] == 3
+    stalls = res["random_stalls"]
+    assert "testbench" not in stalls and stalls["frames"] == 2 and stalls["stall"] > 0 and stalls["passed"]
+    assert (grid / "rtlsim" / "verilator" / "replay.txt").exists()
