@@ -8,11 +8,14 @@ from typing import Any
 
 
 def print_summary(results: dict[str, Any], sim: str, build_s: float, cached: bool, sim_s: float,
-                  run_dir: Path, wave_file: Path | None) -> None:
+                  run_dir: Path, wave_file: Path | None, expected: tuple[str, ...] = ()) -> None:
     build = "cached build" if cached else f"build {build_s:.1f} s"
     print(f"rtlsim ({sim}): {build}, simulation {sim_s:.1f} s, logs in {run_dir}")
     if not results:
         print(f"  no test result: the simulation stopped early (see {run_dir / 'sim.log'})")
+    for name in expected:
+        if results and name not in results:
+            print(f"  {name}: no result: the simulation stopped early (see replay.log and sim.log in {run_dir})")
     for name, r in results.items():
         print("  " + test_line(name, r))
         if not r["passed"]:

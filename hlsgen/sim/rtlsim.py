@@ -68,7 +68,7 @@ def run_rtlsim(out_dir: str | Path, sim: str = "verilator", frames: int | None =
     if not ok and not waves:
         wave_file = _rerun_with_waves(out, top, sim, replay_src, sources, results, frames, stall_frames, seed,
                                       run_dir.with_name(f"{sim}-waves"))
-    print_summary(results, sim, rbuild_s + cbuild_s, rcached and ccached, sim_s, run_dir, wave_file)
+    print_summary(results, sim, rbuild_s + cbuild_s, rcached and ccached, sim_s, run_dir, wave_file, TESTS)
     return 0 if ok else 1
 
 
