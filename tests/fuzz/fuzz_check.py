@@ -1,0 +1,71 @@
+"""The fuzzer's checks: compile a spec with hlsgen, then golden == C-sim (every layer stream) and
+golden == RTL (the self-checking SystemVerilog replay, every output word and layer stream).
+
+The golden model writes OUT/vectors (its integer outputs and every layer's stream for the test
+frames); C-sim and the RTL replay compare against those vectors bit for bit, so one pass of each is
+the golden == csim == RTL chain.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from fuzz_nets import Net, write_net
+
+from hlsgen.api import Compilation, compile_model
+from hlsgen.config import config_from_dict
+from hlsgen.output import write_compilation
+
+
+def compile_net(folder: Path, net: Net, rtl: bool = True) -> Path:
+    """hlsgen compile of the spec into folder/out (the spec, model and calibration data beside it)."""
+    return compile_net_full(folder, net, rtl)[0]
+
+
+def compile_net_full(folder: Path, net: Net, rtl: bool = True) -> tuple[Path, Compilation]:
+    if folder.exists():
+        shutil.rmtree(folder)
+    model, calib, config = write_net(folder, net)
+    config["hw"]["rtl"] = {"enabled": rtl}
+    (folder / "config.json").write_text(json.dumps(config, indent=1) + "\n")
+    c = compile_model(model, config_from_dict(config, "fuzz"), calib)
+    out, _ = write_compilation(c, folder / "out")
+    return out, c
+
+
+def check_csim(out: Path) -> None:
+    from hlsgen.sim.csim import csim
+
+    r = csim(out, layers=True)
+    assert r.passed and r.divergence is None, f"C-sim differs from golden: {r.divergence}\n{r.output[-2000:]}"
+
+
+def rtl_simulator() -> str:
+    """Icarus when installed (a build takes seconds), else Verilator."""
+    return "icarus" if shutil.which("iverilog") else "verilator"
+
+
+def run_replay(out: Path, sim: str | None = None) -> dict[str, Any]:
+    """Only the SV replay run of `hlsgen rtlsim` (no cocotb): its result entry."""
+    from hlsgen.sim import replay, rtlsim
+    from hlsgen.sim.tools import simulator_env
+
+    sim = sim or rtl_simulator()
+    top, sources = rtlsim.design(out)
+    simulator_env(sim)
+    build_dir, _, _ = rtlsim.build(replay.replay_sources(out, sources), replay.REPLAY_TOP, sim, False, kind="replay")
+    run_dir = rtlsim.fresh_run_dir(out, out / "rtlsim" / f"replay-{sim}")
+    replay.run_replay(out, top, sim, build_dir, run_dir, None, False)
+    result = run_dir / "result.json"
+    assert result.exists(), f"the replay wrote no result; see {run_dir / 'replay.log'}"
+    return dict(json.loads(result.read_text())["throughput"])
+
+
+def check_rtl(out: Path, sim: str | None = None) -> None:
+    r = run_replay(out, sim)
+    assert r["passed"] and r["mismatches"] == 0 and r["first_layer"] is None, \
+        f"RTL differs from golden: first layer {r['first_layer']}, {r['mismatches']} mismatches"
+    assert r["beats"] == r["expected_beats"] > 0
