@@ -45,5 +45,11 @@ bench-mlperf: $(STAMP)
 	@# MLPerf Tiny ResNet-8, DS-CNN, FC autoencoder: compile (defaults), rtlsim, synth; minutes (docs/benchmarks.md)
 	$(BIN)/python benchmarks/mlperf_tiny.py
 
+.PHONY: fuzz
+fuzz: $(STAMP)
+	@# golden == C-sim (every network) == RTL (every 5th) on N random networks, default 200; a failure
+	@# stops the run with hypothesis's shrunk reproducer; log in build/fuzz/campaign.jsonl (docs/testing.md)
+	HLSGEN_FUZZ_N=$(or $(N),200) $(BIN)/pytest -q -x -m fuzz_campaign tests/fuzz/test_fuzz.py
+
 clean:
 	rm -rf $(VENV) build
