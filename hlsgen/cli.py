@@ -232,7 +232,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
     if args.junit is not None and args.junit.is_dir():
         raise HlsgenError(f"{args.junit}: is a folder; name an .xml file")
     specs = rg.discover(args.models)
-    opts = rg.Options(out=args.out.resolve(), steps=steps, frames=args.frames, timeout=args.timeout)
+    opts = rg.Options(out=rg.prepare_out(args.out), steps=steps, frames=args.frames, timeout=args.timeout)
     close = None
     if args.scheduler:
         executor, close = rg.dask_executor(args.scheduler)

@@ -32,6 +32,7 @@ import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor, as_completed
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -42,6 +43,7 @@ MODEL_SUFFIXES = (".onnx", ".yaml", ".yml")
 NOT_MODELS = ("config.yaml", "config.yml")
 PASS, FAIL, ERROR, SKIP = "PASS", "FAIL", "ERROR", "SKIP"
 REASON_CHARS = 200
+KILL_GRACE = 10.0  # seconds between SIGTERM and SIGKILL of a step stopped early
 
 
 @dataclass(frozen=True)
@@ -201,25 +203,46 @@ def _run_step(argv: list[str], timeout: float, log: Path) -> tuple[int | None, s
         with _RUNNING_LOCK:
             _RUNNING.discard(proc)
     seconds = time.monotonic() - start
-    log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_text("$ " + " ".join(argv) + "\n" + text + f"\n[exit {code}, {seconds:.1f} s]\n")
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("$ " + " ".join(argv) + "\n" + text + f"\n[exit {code}, {seconds:.1f} s]\n")
+    except OSError as e:  # the table still has the verdict
+        text += f"\n(log not written: {log}: {e.strerror or e})"
     return code, text, seconds
 
 
-def _kill(proc: subprocess.Popen[str]) -> None:
+def _signal_group(proc: subprocess.Popen[str], sig: int) -> None:
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(proc.pid, sig)
     except (ProcessLookupError, PermissionError):
-        proc.kill()
+        with suppress(ProcessLookupError):
+            proc.send_signal(sig)
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    _end([proc])
+
+
+def _end(procs: list[subprocess.Popen[str]], grace: float = KILL_GRACE) -> None:
+    """SIGTERM to each step's process group (hlsgen cleans up its temporary folders on it), SIGKILL to
+    what still runs after `grace` seconds."""
+    for proc in procs:
+        if proc.poll() is None:
+            _signal_group(proc, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        with suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    for proc in procs:
+        _signal_group(proc, signal.SIGKILL)  # also what the step left running in its group
 
 
 def stop_running() -> None:
     """End every step process group this process started (Ctrl-C)."""
     with _RUNNING_LOCK:
         _STOPPING.set()
-        for proc in list(_RUNNING):
-            if proc.poll() is None:
-                _kill(proc)
+        procs = list(_RUNNING)
+    _end(procs)
 
 
 def _lines(text: str) -> list[str]:
@@ -415,6 +438,17 @@ def write_junit(path: Path, results: Sequence[ModelResult], seconds: float) -> N
         raise HlsgenError(f"{path}: is a folder; name an .xml file")
     tree = junit_xml(results, seconds)
     write_file_atomically(path, lambda f: tree.write(f, encoding="utf-8", xml_declaration=True))
+
+
+def prepare_out(out: Path) -> Path:
+    """The regression folder, created; one line (exit 2) when it cannot be."""
+    try:
+        out = out.resolve()
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "_logs").mkdir(exist_ok=True)
+    except OSError as e:
+        raise HlsgenError(f"{out}: cannot use as the regression folder ({e.strerror or e})") from None
+    return out
 
 
 def parse_steps(text: str) -> tuple[str, ...]:

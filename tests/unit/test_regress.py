@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 import pickle
-import signal
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -107,9 +107,11 @@ def test_parse_steps() -> None:
     ([str(MLP), "--steps", "lint"], "unknown step"),
     ([str(MLP), "-j", "0"], "-j must be at least 1"),
     ([str(MLP), "--frames", "0"], "--frames must be at least 1"),
+    ([str(MLP), "-o", "/dev/null/out"], "cannot use as the regression folder"),
+    ([str(MLP), "--junit", "."], "is a folder"),
 ])
 def test_cli_errors_are_one_line_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
-    r = _cli("regress", *args, "-o", str(tmp_path / "out"), cwd=tmp_path)
+    r = _cli("regress", *args, *([] if "-o" in args else ["-o", str(tmp_path / "out")]), cwd=tmp_path)
     assert r.returncode == 2, r.stdout + r.stderr
     assert r.stderr.count("\n") == 1 and message in r.stderr and "Traceback" not in r.stderr
 
@@ -237,7 +239,7 @@ def test_steps_stop_at_the_first_failure(tmp_path: Path, monkeypatch: pytest.Mon
 def test_scheduler_without_a_cluster_is_one_line(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     r = _cli("regress", str(MLP), "--steps", "compile", "-o", str(tmp_path / "out"), "--scheduler",
-             "tcp://127.0.0.1:9", env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"})
+             "tcp://127.0.0.1:9", env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "1s"})
     assert r.returncode == 2, r.stdout + r.stderr
     assert r.stderr.splitlines()[-1].startswith("hlsgen: error: --scheduler tcp://127.0.0.1:9: cannot connect")
     assert "Traceback" not in r.stderr
@@ -294,16 +296,18 @@ def test_ctrl_c_stops_the_running_steps(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "hlsgen.cli", "regress", str(MLP), str(EXAMPLES / "qdq_cnn"),
                              "--steps", "compile,golden", "-j", "2", "-o", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def steps_running() -> list[str]:
+        return subprocess.run(["pgrep", "-f", f"hlsgen.cli (compile|compare) .* {out}"], capture_output=True,
+                              text=True).stdout.split()
+
     deadline = time.monotonic() + 60
-    while not (out / "_logs").exists() and not list(out.glob(".*tmp*")) and time.monotonic() < deadline:
-        if proc.poll() is not None:
-            break
+    while not steps_running() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.5)  # the steps are running
+    assert steps_running(), "no step started"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1].startswith("hlsgen: interrupted") and "Traceback" not in err
     time.sleep(0.5)
-    left = subprocess.run(["pgrep", "-f", str(out)], capture_output=True, text=True).stdout.split()
-    assert left == []
+    assert steps_running() == []
+    assert sorted(p.name for p in out.iterdir()) == ["_logs"]  # no compile completed, no temporary left
