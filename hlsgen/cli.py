@@ -229,6 +229,8 @@ def cmd_regress(args: argparse.Namespace) -> int:
     steps = rg.parse_steps(args.steps)
     if args.frames is not None and args.frames < 1:
         raise HlsgenError(f"--frames must be at least 1, got {args.frames}")
+    if not args.timeout > 0:
+        raise HlsgenError(f"--timeout must be positive seconds, got {args.timeout}")
     if args.junit is not None and args.junit.is_dir():
         raise HlsgenError(f"{args.junit}: is a folder; name an .xml file")
     specs = rg.discover(args.models)

@@ -108,6 +108,7 @@ def test_parse_steps() -> None:
     ([str(MLP), "-j", "0"], "-j must be at least 1"),
     ([str(MLP), "--frames", "0"], "--frames must be at least 1"),
     ([str(MLP), "-o", "/dev/null/out"], "cannot use as the regression folder"),
+    ([str(MLP), "--timeout", "0"], "--timeout must be positive"),
     ([str(MLP), "--junit", "."], "is a folder"),
 ])
 def test_cli_errors_are_one_line_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
@@ -311,3 +312,12 @@ def test_ctrl_c_stops_the_running_steps(tmp_path: Path) -> None:
     time.sleep(0.5)
     assert steps_running() == []
     assert sorted(p.name for p in out.iterdir()) == ["_logs"]  # no compile completed, no temporary left
+
+
+def test_timeout_is_an_error_and_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    r = _cli("regress", str(MLP), "--steps", "compile,golden", "--timeout", "0.3", "-o", str(out))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert _table(r.stdout) == {("mlp_yaml", "compile"): "ERROR", ("mlp_yaml", "golden"): "SKIP"}
+    assert "timed out after 0.3 s" in r.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["_logs"]
