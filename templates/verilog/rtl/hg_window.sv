@@ -57,6 +57,13 @@ module hg_window #(
     logic [WIDTH-1:0] rdata;
     logic pad_q, vq;
 
+    // v * k for a constant k >= 0, as shift-adds: Yosys maps every product with a result of 9 bits or
+    // more to a DSP48E1, constant factors included (4 DSPs per window of an image 5 pixels wide)
+    function int mulc(input int v, input int k);
+        mulc = 0;
+        for (int b = 0; b < 31; b++) if (((k >> b) & 1) != 0) mulc = mulc + (v <<< b);
+    endfunction
+
     // 32-bit scratch arithmetic: addresses and counters use only their low bits
     /* verilator lint_off UNUSEDSIGNAL */
     int oy_i, ox_i, ky_i, kx_i, iy, ix, need_r, need_c, low_row, avail_i, raddr_i, waddr_i;
@@ -71,22 +78,22 @@ module hg_window #(
         ky_i = {{(32 - KYB){1'b0}}, ky};
         kx_i = {{(32 - KXB){1'b0}}, kx};
         avail_i = {{(32 - AB){avail[AB-1]}}, avail};
-        iy = oy_i * SH - PT + ky_i * DH;
-        ix = ox_i * SW - PL + kx_i * DW;
+        iy = mulc(oy_i, SH) - PT + mulc(ky_i, DH);
+        ix = mulc(ox_i, SW) - PL + mulc(kx_i, DW);
         pad = iy < 0 || iy >= IN_H || ix < 0 || ix >= IN_W;
         fbase_i = {{(32 - RB){1'b0}}, fbase};
         slot_i = fbase_i + iy;
-        raddr_i = {{(32 - RB){1'b0}}, slot_i[RB-1:0]} * IN_W + ix;
-        waddr_i = {{(32 - RB){1'b0}}, wrow} * IN_W + {{(32 - WXB){1'b0}}, wx};
+        raddr_i = mulc({{(32 - RB){1'b0}}, slot_i[RB-1:0]}, IN_W) + ix;
+        waddr_i = mulc({{(32 - RB){1'b0}}, wrow}, IN_W) + {{(32 - WXB){1'b0}}, wx};
         // the window's last input pixel (clamped into the image) and the lowest row still needed
-        need_r = oy_i * SH - PT + (KH - 1) * DH;
+        need_r = mulc(oy_i, SH) - PT + (KH - 1) * DH;
         need_r = need_r < 0 ? 0 : (need_r > IN_H - 1 ? IN_H - 1 : need_r);
-        need_c = ox_i * SW - PL + (KW - 1) * DW;
+        need_c = mulc(ox_i, SW) - PL + (KW - 1) * DW;
         need_c = need_c < 0 ? 0 : (need_c > IN_W - 1 ? IN_W - 1 : need_c);
-        low_row = oy_i * SH - PT;
+        low_row = mulc(oy_i, SH) - PT;
         low_row = low_row < 0 ? 0 : (low_row > IN_H ? IN_H : low_row);
-        rd_ok = avail_i > need_r * IN_W + need_c;
-        wr_ok = avail_i < (low_row + ROWS) * IN_W;
+        rd_ok = avail_i > mulc(need_r, IN_W) + need_c;
+        wr_ok = avail_i < mulc(low_row + ROWS, IN_W);
     end
 
     always_comb begin  // separate block: these depend on adv/push, which depend on rd_ok/wr_ok
