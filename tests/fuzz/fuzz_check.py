@@ -9,10 +9,12 @@ the golden == csim == RTL chain.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fuzz_nets import Net, write_net
 
 from hlsgen.api import Compilation, compile_model
@@ -44,8 +46,15 @@ def check_csim(out: Path) -> None:
 
 
 def rtl_simulator() -> str:
-    """Icarus when installed (a build takes seconds), else Verilator."""
-    return "icarus" if shutil.which("iverilog") else "verilator"
+    """$HLSGEN_FUZZ_RTL_SIM, else Icarus when installed (a build takes seconds), else Verilator."""
+    return os.environ.get("HLSGEN_FUZZ_RTL_SIM") or ("icarus" if shutil.which("iverilog") else "verilator")
+
+
+# Verilator builds take minutes each: without Icarus the default RTL slices would not fit the suite
+needs_fast_rtl = pytest.mark.skipif(
+    rtl_simulator() != "icarus" and not os.environ.get("HLSGEN_FUZZ_RTL_SIM"),
+    reason="the RTL fuzz tests use Icarus (apt-get install iverilog; `make test-all` installs it); "
+           "HLSGEN_FUZZ_RTL_SIM=verilator runs them with Verilator (minutes per network)")
 
 
 def run_replay(out: Path, sim: str | None = None) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fuzz_check import check_csim, check_rtl, compile_net, run_replay
+from fuzz_check import check_csim, check_rtl, compile_net, needs_fast_rtl, run_replay
 from fuzz_nets import Net, nets
 from hypothesis import HealthCheck, Phase, given, settings
 
@@ -53,6 +53,7 @@ def test_csim_slice(net: Net, tmp_path_factory: pytest.TempPathFactory) -> None:
 
 
 @pytest.mark.fuzz
+@needs_fast_rtl
 @settings(SLICE, max_examples=RTL_SLICE)
 @given(net=nets(max_layers=3))
 def test_rtl_slice(net: Net, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -145,6 +146,7 @@ def test_csim_checker_catches_a_flipped_rounding_mode(ties_out: Path, tmp_path: 
 
 
 @pytest.mark.fuzz
+@needs_fast_rtl
 def test_rtl_checker_catches_a_flipped_rounding_mode(ties_out: Path, tmp_path: Path) -> None:
     check_rtl(ties_out)
     bad = _flipped(ties_out, tmp_path)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fuzz_check import check_csim, check_rtl, compile_net_full, run_replay
+from fuzz_check import check_csim, check_rtl, compile_net_full, needs_fast_rtl, run_replay
 from fuzz_nets import Net
 
 from hlsgen import intermediates
@@ -46,6 +46,7 @@ def clamps(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
 
 
 @pytest.mark.fuzz
+@needs_fast_rtl
 def test_clamps_inside_the_type_range_are_reached_and_bit_exact(clamps: tuple[Path, Any]) -> None:
     out, c = clamps
     g = c.graph
@@ -74,6 +75,7 @@ IGNORED = {"L0_conv": {"LO": "-128", "HI": "127"}, "L1_conv": {"LO": "-32"}, "L2
 
 
 @pytest.mark.fuzz
+@needs_fast_rtl
 @pytest.mark.parametrize("layer", sorted(IGNORED))
 def test_rtl_ignoring_a_layers_clamp_fails(clamps: tuple[Path, Any], layer: str, tmp_path: Path) -> None:
     out, _ = clamps
