@@ -19,15 +19,31 @@ from fuzz_nets import Net, write_net
 
 from hlsgen.api import Compilation, compile_model
 from hlsgen.config import config_from_dict
+from hlsgen.errors import HlsgenError
 from hlsgen.output import write_compilation
 
 
-def compile_net(folder: Path, net: Net, rtl: bool = True) -> Path:
+def compile_net(folder: Path, net: Net, rtl: bool = True, reject_refused: bool = False) -> Path:
     """hlsgen compile of the spec into folder/out (the spec, model and calibration data beside it)."""
-    return compile_net_full(folder, net, rtl)[0]
+    return compile_net_full(folder, net, rtl, reject_refused)[0]
 
 
-def compile_net_full(folder: Path, net: Net, rtl: bool = True) -> tuple[Path, Compilation]:
+# Documented refusals a random network may meet (one-line errors, tested in test_fuzz.py): a drawn
+# network that hits one is discarded (hypothesis.reject) instead of failing the fuzz run.
+KNOWN_REFUSALS = ("too large for a",)  # numerics.md §7: |M| < 2^(multiplier_bits-1) and S >= 0
+
+
+def compile_net_full(folder: Path, net: Net, rtl: bool = True, reject_refused: bool = False
+                     ) -> tuple[Path, Compilation]:
+    if reject_refused:
+        try:
+            return compile_net_full(folder, net, rtl)
+        except HlsgenError as e:
+            if any(k in str(e) for k in KNOWN_REFUSALS):
+                from hypothesis import reject
+
+                reject()
+            raise
     if folder.exists():
         shutil.rmtree(folder)
     model, calib, config = write_net(folder, net)
@@ -73,8 +89,26 @@ def run_replay(out: Path, sim: str | None = None) -> dict[str, Any]:
     return dict(json.loads(result.read_text())["throughput"])
 
 
-def check_rtl(out: Path, sim: str | None = None) -> None:
+# The replay stops at the last output word. A layer whose last pixels no later layer needs (a stride-2
+# pool dropping the last column) may still be computing them then: its stream is short by a few beats
+# of the last frame although every output word was bit-exact ("relu_5: stopped after 59 of 60 beats").
+# That is a limitation of the replay testbench (reported; tests/fuzz/test_fuzz.py::
+# test_replay_drains_every_layer_stream is its strict xfail); the fuzz checks tolerate exactly that
+# shortfall unless HLSGEN_FUZZ_STRICT_DRAIN=1.
+STRICT_DRAIN = os.environ.get("HLSGEN_FUZZ_STRICT_DRAIN") == "1"
+
+
+def check_rtl(out: Path, sim: str | None = None, strict_drain: bool | None = None) -> None:
     r = run_replay(out, sim)
-    assert r["passed"] and r["mismatches"] == 0 and r["first_layer"] is None, \
+    assert r["passed"] and r["mismatches"] == 0, \
         f"RTL differs from golden: first layer {r['first_layer']}, {r['mismatches']} mismatches"
     assert r["beats"] == r["expected_beats"] > 0
+    frames = int(r["frames"])
+    for row in r["layers"]:
+        assert row["first_mismatch"] is None, f"RTL layer stream differs from golden: {row}"
+        if row["beats"] == row["expected_beats"]:
+            continue
+        assert not (STRICT_DRAIN if strict_drain is None else strict_drain), f"layer stream not drained: {row}"
+        per_frame = row["expected_beats"] // frames
+        assert row["expected_beats"] - per_frame < row["beats"] < row["expected_beats"], \
+            f"layer stream short by more than the tail of the last frame: {row}"

@@ -97,7 +97,7 @@ def layer(draw: st.DrawFn, c: int, h: int, w: int) -> tuple[dict[str, Any], Shap
         return draw(conv_layer(c, h, w))
     if kind == "res":
         k = draw(st.sampled_from([1, 3]))
-        spec = {"kind": "res", "kernel": k, "act": draw(st.sampled_from(["none", "relu"])),
+        spec = {"kind": "res", "kernel": k, "act": draw(st.sampled_from(["none", "relu", "leaky"])), "alpha": 0.1,
                 "post": draw(st.sampled_from(["none", "relu"])), "skip_first": draw(st.booleans()),
                 "gain": draw(st.sampled_from([0.3, 1.0, 3.0]))}
         return spec, (c, h, w)
@@ -116,7 +116,7 @@ def _bits(draw: st.DrawFn, low: int = 2) -> int:
 @st.composite
 def nets(draw: st.DrawFn, flavor: str | None = None, max_layers: int = 4) -> Net:
     flavor = flavor or draw(st.sampled_from(["float", "qonnx"]))
-    c, h, w = draw(st.integers(1, 4)), draw(st.integers(4, 8)), draw(st.integers(4, 8))
+    c, h, w = draw(st.integers(1, 6)), draw(st.integers(4, 8)), draw(st.integers(4, 8))
     shape = (c, h, w)
     layers = []
     for _ in range(draw(st.integers(1, max_layers))):

@@ -1,7 +1,7 @@
 """Fuzzing golden == C-sim == RTL on random tiny networks (hypothesis; strategies in fuzz_nets.py).
 
 Default suite (marker `fuzz`, deselect with `-m 'not fuzz'`):
-  test_csim_slice   50 derandomized networks (fixed seed), each compiled and C-simulated with every
+  test_csim_slice   50 networks of a fixed hypothesis @seed, each compiled and C-simulated with every
                     layer stream compared to the golden model
   test_rtl_slice    10 more networks through the self-checking SV replay (Icarus when installed, else
                     Verilator): every output word and layer stream compared to the golden model
@@ -23,18 +23,43 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
-from fuzz_check import check_csim, check_rtl, compile_net, needs_fast_rtl, run_replay
+from fuzz_check import check_csim, check_rtl, compile_net, compile_net_full, needs_fast_rtl, run_replay
 from fuzz_nets import Net, nets
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis.errors import UnsatisfiedAssumption
+
+from hlsgen.ir import Graph
 
 CSIM_SLICE = int(os.environ.get("HLSGEN_FUZZ_CSIM_SLICE", "50"))  # the issue asks for >= 50 and >= 10
 RTL_SLICE = int(os.environ.get("HLSGEN_FUZZ_RTL_SLICE", "10"))
-SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
-SLICE = settings(derandomize=True, database=None, deadline=None, suppress_health_check=SLOW,
+SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture,
+        HealthCheck.filter_too_much]
+SLICE = settings(database=None, deadline=None, suppress_health_check=SLOW,
                  phases=[Phase.explicit, Phase.generate, Phase.shrink], print_blob=True)
+SLICE_SEED = 20261201  # @seed, not derandomize: the same networks whatever the test's source text
 
 SEEN: dict[str, list[Net]] = {"csim": [], "rtl": []}
+REACHED: Counter[str] = Counter()  # features of the compiled integer graphs of the C-sim slice
+
+
+def graph_features(g: Graph) -> set[str]:
+    """What the integer graph holds: a clamp strictly inside its output type's range, a power-of-two
+    requant multiplier with a shift (ties at every odd multiple of half a step)."""
+    found = set()
+    for n in g.nodes:
+        lo, hi = n.attrs.get("lo"), n.attrs.get("hi")
+        if lo is not None and hi is not None:
+            t = g.tensor(n.outputs[0]).qtype.int
+            if lo > t.lo or hi < t.hi:
+                found.add("clamp_inside")
+        mult, shift = n.attrs.get("mult"), n.attrs.get("shift")
+        if mult is not None and shift is not None:
+            m, sh = np.atleast_1d(np.asarray(mult)), np.atleast_1d(np.asarray(shift))
+            if np.any((m > 0) & ((m & (m - 1)) == 0) & (sh > 0)):
+                found.add("pow2_mult")
+    return found
 
 
 def _folder(factory: pytest.TempPathFactory, kind: str) -> Path:
@@ -42,23 +67,26 @@ def _folder(factory: pytest.TempPathFactory, kind: str) -> Path:
 
 
 @pytest.mark.fuzz
+@seed(SLICE_SEED)
 @settings(SLICE, max_examples=CSIM_SLICE)
 @given(net=nets(max_layers=3))
 def test_csim_slice(net: Net, tmp_path_factory: pytest.TempPathFactory) -> None:
     folder = _folder(tmp_path_factory, "csim")
-    out = compile_net(folder, net, rtl=False)
+    out, c = compile_net_full(folder, net, rtl=False, reject_refused=True)
     check_csim(out)
     SEEN["csim"].append(net)
+    REACHED.update(graph_features(c.graph))
     shutil.rmtree(folder, ignore_errors=True)  # keep /tmp small; a failure keeps its folder
 
 
 @pytest.mark.fuzz
 @needs_fast_rtl
+@seed(SLICE_SEED + 1)
 @settings(SLICE, max_examples=RTL_SLICE)
 @given(net=nets(max_layers=3))
 def test_rtl_slice(net: Net, tmp_path_factory: pytest.TempPathFactory) -> None:
     folder = _folder(tmp_path_factory, "rtl")
-    out = compile_net(folder, net)
+    out = compile_net(folder, net, reject_refused=True)
     check_rtl(out)
     SEEN["rtl"].append(net)
     shutil.rmtree(folder, ignore_errors=True)
@@ -69,6 +97,8 @@ def features(net: Net) -> set[str]:
     cin = net.shape[0]
     for spec in net.layers:
         found.add(spec["kind"])
+        if spec["kind"] == "res":
+            found.add("act_" + spec["act"])
         if spec["kind"] == "conv":
             found.add("act_" + spec["act"])
             g = spec["group"]
@@ -94,7 +124,8 @@ def features(net: Net) -> set[str]:
 
 REQUIRED = {"float", "qonnx", "half_even", "half_up", "conv", "res", "maxpool", "avgpool", "gemm", "act_relu",
             "act_relu6", "act_clip", "act_leaky", "act_none", "stride2", "dilation2", "asymmetric_pads", "grouped",
-            "depthwise", "folds", "symmetric", "percentile", *(f"bits{b}" for b in range(2, 9))}
+            "depthwise", "folds", "symmetric", "percentile", "clamp_inside", "pow2_mult",
+            *(f"bits{b}" for b in range(2, 9))}
 
 
 @pytest.mark.fuzz
@@ -105,8 +136,9 @@ def test_slice_covers_the_features() -> None:
     if len(SEEN["csim"]) < 50 or len(SEEN["rtl"]) < 10:
         pytest.skip("the full slices (50 C-sim and 10 RTL networks) did not both run in this session")
     assert len(SEEN["csim"]) == CSIM_SLICE and len(SEEN["rtl"]) == RTL_SLICE
-    seen = Counter(f for net in SEEN["csim"] + SEEN["rtl"] for f in features(net))
+    seen = Counter(f for net in SEEN["csim"] + SEEN["rtl"] for f in features(net)) + REACHED
     assert set(seen) >= REQUIRED, f"not reached: {sorted(REQUIRED - set(seen))}; reached {dict(seen)}"
+    assert REACHED["clamp_inside"] >= 10 and REACHED["pow2_mult"] >= 10, dict(REACHED)
 
 
 # ---- negative controls ---------------------------------------------------------------------------------------
@@ -160,24 +192,76 @@ def test_rtl_checker_catches_a_flipped_rounding_mode(ties_out: Path, tmp_path: P
 
 # ---- regressions: every failure found by a campaign, as its spec ---------------------------------------------
 
-REGRESSIONS: dict[str, str] = {}
+REGRESSIONS: dict[str, str] = {
+    # campaign of 2026-12-01: avgpool 3x3 -> conv+ReLU (pe 2) -> Add(skip) -> ReLU -> avgpool 2x2 stride 2;
+    # the last pool drops column 4, so the replay ended before the conv's last pixel of frame 3
+    "replay_drain_res_then_strided_pool": json.dumps({
+        "calib_scale": 1.0, "flavor": "float", "folds": {"L1_conv": {"pe": 2, "simd": 1}}, "head": {},
+        "layers": [{"kernel": 3, "kind": "avgpool", "pads": [0, 0, 0, 0], "stride": 1},
+                   {"act": "relu", "gain": 3.0, "kernel": 3, "kind": "res", "post": "relu", "skip_first": True},
+                   {"kernel": 2, "kind": "avgpool", "pads": [0, 0, 0, 0], "stride": 2}],
+        "overrides": {}, "qpoints": {},
+        "quant": {"act_bits": 7, "act_signed": True, "act_symmetric": True, "calibration": "percentile",
+                  "multiplier_bits": 8, "percentile": 90.0, "rounding": "half_even", "weight_bits": 7},
+        "seed": 2315, "shape": [4, 6, 7]}),
+}
+
+
+def _net(spec: str) -> Net:
+    return Net(**{k: (tuple(v) if k in ("shape", "layers") else v) for k, v in json.loads(spec).items()})
 
 
 @pytest.mark.fuzz
-@pytest.mark.parametrize("name", sorted(REGRESSIONS) or [pytest.param("none", marks=pytest.mark.skip("none yet"))])
+@needs_fast_rtl
+@pytest.mark.parametrize("name", sorted(REGRESSIONS))
 def test_regression(name: str, tmp_path: Path) -> None:
-    net = Net(**{k: (tuple(v) if k in ("shape", "layers") else v) for k, v in json.loads(REGRESSIONS[name]).items()})
-    out = compile_net(tmp_path / "net", net)
+    out = compile_net(tmp_path / "net", _net(REGRESSIONS[name]))
     check_csim(out)
     check_rtl(out)
+
+
+# campaign of 2026-12-01, shrunk by hypothesis: Clip(0.25, 2) after a 2-bit-weight conv of 3-bit inputs; the
+# clip output's calibrated range is tiny, so s_x*s_w/s_y = 1597 needs more than an 8-bit multiplier at
+# shift >= 0 (numerics.md §7). A documented limit: it must stay a one-line error naming the node.
+RATIO_TOO_LARGE = json.dumps({
+    "calib_scale": 2.0, "flavor": "float", "folds": {"L1_conv": {"pe": 1, "simd": 8}}, "head": {},
+    "layers": [{"kernel": 3, "kind": "maxpool", "pads": [0, 0, 0, 0], "stride": 1},
+               {"act": "clip", "clip": [0.25, 2.0], "cout": 1, "dilation": 1, "gain": 2.0, "group": 1,
+                "kernel": [1, 1], "kind": "conv", "pads": [0, 0, 0, 0], "stride": 1},
+               {"act": "clip", "clip": [0.0, 1.0], "cout": 1, "dilation": 1, "gain": 2.0, "group": 1,
+                "kernel": [2, 2], "kind": "conv", "pads": [0, 1, 1, 1], "stride": 1}],
+    "overrides": {"L1_conv": {"act_bits": 6, "weight_bits": 2}}, "qpoints": {},
+    "quant": {"act_bits": 3, "act_signed": True, "act_symmetric": False, "multiplier_bits": 8,
+              "rounding": "half_even", "weight_bits": 6},
+    "seed": 5719, "shape": [1, 5, 6]})
+
+
+@pytest.mark.fuzz
+def test_regression_ratio_beyond_the_multiplier_is_a_clear_refusal(tmp_path: Path) -> None:
+    from hlsgen.errors import HlsgenError
+
+    with pytest.raises(HlsgenError, match=r"node L1_conv: requant ratio [\d.]+ too large for a 8-bit multiplier"):
+        compile_net(tmp_path / "net", _net(RATIO_TOO_LARGE))
+    spec = json.loads(RATIO_TOO_LARGE)
+    spec["quant"]["multiplier_bits"] = 16  # the same network compiles and is bit-exact with 16 bits
+    check_csim(compile_net(tmp_path / "net16", _net(json.dumps(spec)), rtl=False))
+
+
+@pytest.mark.fuzz
+@needs_fast_rtl
+@pytest.mark.xfail(strict=True, reason="the SV replay stops at the last output word, before a layer whose "
+                   "trailing pixels no later layer reads has written them: 'relu_5: stopped after 59 of 60 "
+                   "beats' although every output is bit-exact (reported; remove this mark once fixed)")
+def test_replay_drains_every_layer_stream(tmp_path: Path) -> None:
+    out = compile_net(tmp_path / "net", _net(REGRESSIONS["replay_drain_res_then_strided_pool"]))
+    check_rtl(out, strict_drain=True)
 
 
 # ---- long campaigns: make fuzz N=... -------------------------------------------------------------------------
 
 CAMPAIGN_N = int(os.environ.get("HLSGEN_FUZZ_N", "0"))
-CAMPAIGN_RTL_EVERY = int(os.environ.get("HLSGEN_FUZZ_RTL_EVERY", "5"))  # every k-th network also through RTL
+CAMPAIGN_RTL_EVERY = int(os.environ.get("HLSGEN_FUZZ_RTL_EVERY", "5"))  # about one network in k also through RTL
 CAMPAIGN_LOG = os.environ.get("HLSGEN_FUZZ_LOG", "build/fuzz/campaign.jsonl")
-_count = {"n": 0}
 
 
 @pytest.mark.fuzz_campaign
@@ -185,17 +269,19 @@ _count = {"n": 0}
 @settings(max_examples=max(CAMPAIGN_N, 1), deadline=None, suppress_health_check=SLOW, print_blob=True)
 @given(net=nets(max_layers=5))
 def test_campaign(net: Net, tmp_path_factory: pytest.TempPathFactory) -> None:
-    _count["n"] += 1
-    rtl = _count["n"] % CAMPAIGN_RTL_EVERY == 0
+    rtl = net.seed % CAMPAIGN_RTL_EVERY == 0  # from the spec, so that hypothesis replays it the same way
     folder = _folder(tmp_path_factory, "campaign")
     start = time.monotonic()
     entry: dict[str, Any] = {"spec": json.loads(net.to_json()), "rtl": rtl}
     try:
-        out = compile_net(folder, net, rtl=rtl)
+        out = compile_net(folder, net, rtl=rtl, reject_refused=True)
         check_csim(out)
         if rtl:
             check_rtl(out)
         entry["result"] = "pass"
+    except UnsatisfiedAssumption:
+        entry["result"] = "rejected: a documented refusal (fuzz_check.KNOWN_REFUSALS)"
+        raise
     except BaseException as e:
         entry["result"] = f"{type(e).__name__}: {str(e)[:500]}"
         raise
