@@ -247,6 +247,20 @@ def test_regression_ratio_beyond_the_multiplier_is_a_clear_refusal(tmp_path: Pat
     check_csim(compile_net(tmp_path / "net16", _net(json.dumps(spec)), rtl=False))
 
 
+# campaign of 2026-12-01 (unshrunk): Clip(0.25, 2) into the model's u4 quantizer of step 1/64 (top code 0.234 <
+# 0.25). The model's output there is the constant top code; hlsgen refuses the layer instead, in one line
+# that does not name the node (reported). Kept as the refusal it is today; fuzz runs discard it.
+CLIP_ABOVE_THE_TYPE = (Path(__file__).parent / "regressions" / "clip_above_the_type.json").read_text()
+
+
+@pytest.mark.fuzz
+def test_regression_clip_bounds_beyond_the_output_type_are_refused(tmp_path: Path) -> None:
+    from hlsgen.errors import HlsgenError
+
+    with pytest.raises(HlsgenError, match=r"activation bounds \[0\.25, 2\.0\] leave no code in u4\(s=0\.015625"):
+        compile_net(tmp_path / "net", _net(CLIP_ABOVE_THE_TYPE))
+
+
 @pytest.mark.fuzz
 @needs_fast_rtl
 @pytest.mark.xfail(strict=True, reason="the SV replay stops at the last output word, before a layer whose "
