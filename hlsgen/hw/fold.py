@@ -23,12 +23,12 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hlsgen.config_hw import HwConfig
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.parts import find_part
-from hlsgen.hw.resources import Resources
+from hlsgen.hw.resources import DESIGN_LUT_FACTOR, Resources
 
 LUT_SHARE = 0.8  # of the part's LUTs: leave room for routing and the shell
 RESOURCES = ("dsp", "lut", "bram36")
@@ -163,10 +163,11 @@ class _CheapestBelow:
 
 
 def _total(picks: Sequence[Choice], fixed: Resources) -> Resources:
+    """The design estimate: glue plus layers, LUTs scaled by the calibrated DESIGN_LUT_FACTOR."""
     total = fixed
     for c in picks:
         total = total + c.cost
-    return total
+    return replace(total, lut=total.lut * DESIGN_LUT_FACTOR)
 
 
 def _minimal(pick: Choice, opts: Sequence[Choice], t: int) -> bool:
