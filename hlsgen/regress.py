@@ -83,6 +83,16 @@ class ModelResult:
     def passed(self) -> bool:
         return all(s.status == PASS for s in self.steps)
 
+    @property
+    def seconds(self) -> float:
+        return sum(s.seconds for s in self.steps)
+
+
+def outcome(r: ModelResult) -> str:
+    """PASS, or the status and step of the first step that did not pass (`FAIL at csim`)."""
+    bad = next((s for s in r.steps if s.status != PASS), r.steps[-1] if r.steps else None)
+    return "PASS" if r.passed else f"{bad.status} at {bad.step}" if bad else "no steps"
+
 
 # ---------------------------------------------------------------------------------------------- discovery
 

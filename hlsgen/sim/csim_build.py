@@ -8,7 +8,8 @@ Cache: a build is keyed by the SHA-256 of the compiler, the flags, the header fo
 of OUT/hls/src and OUT/hls/tb; its objects and binaries live in OUT/hls/build/<key>/ (or under
 $HLSGEN_CSIM_CACHE, shared between designs), so an unchanged design is never compiled twice. The
 design's object and the testbench's are compiled in parallel. Every tool invocation is an argv
-list, printed before it runs and kept in build.log.
+list, printed before it runs and kept in build.log. While g++ runs, hlsgen.progress shows a spinner
+with the elapsed time and the previous build's time of the same kind as the estimate.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from hlsgen import progress
 from hlsgen.errors import HlsgenError
 
 Log = Callable[[str], None]
@@ -110,9 +112,13 @@ class Builder:
                           str(self.hls / "src" / "top.cpp")]}
         if not tb_obj.is_file():
             jobs[tb_obj] = [self.cxx, *self.flags, "-c", str(self.hls / "tb" / "tb_main.cpp")]
-        self._run_parallel(jobs)
-        self._run_parallel({binary: [self.cxx, str(top_obj), str(tb_obj)]})
+        keys = (f"g++:{binary.name}:{len(jobs)}:{self.hls.parent.name}", f"g++:{binary.name}:{len(jobs)}")
+        with progress.task("g++", f"building the C-sim binary {binary.name} of {self.hls.parent.name}",
+                           estimate=progress.estimate(*keys)):
+            self._run_parallel(jobs)
+            self._run_parallel({binary: [self.cxx, str(top_obj), str(tb_obj)]})
         seconds = time.perf_counter() - start
+        progress.remember(seconds, *keys)  # the estimate of the next build of this kind
         self.log(f"build: {binary.name} in {seconds:.1f} s")
         return Build(binary, seconds, False)
 

@@ -10,7 +10,10 @@ Icarus), in two runs:
 Builds are cached by content: $readmemh reads the weights and vectors at run time, so the key is the
 SystemVerilog sources (the replay testbench included), the simulator, the kind of build and the
 waveform switch (cache: $HLSGEN_CACHE or ~/.cache/hlsgen/rtlsim). Each run goes to OUT/rtlsim/<sim>/
-(result.json, replay.txt/replay.log, sim.log, layer traces, waveforms). Exit code 0 when every output
+(result.json, replay.txt/replay.log, sim.log, layer traces, waveforms). Builds and runs are shown by
+hlsgen.progress with their elapsed time; estimates come from the previous build of the same kind and
+the previous run's simulation speed (the simulators report frames only at the end, so a run shows
+its frames and the cycle model's cycles, not a per-frame count). Exit code 0 when every output
 of both runs is bit-exact, 1 otherwise; on a mismatch the first failing run is repeated with a
 waveform (OUT/rtlsim/<sim>-waves/) unless one was asked for already.
 """
@@ -29,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from hlsgen import progress
 from hlsgen.backends.vectors import check_vectors
 from hlsgen.cache import used
 from hlsgen.errors import HlsgenError
@@ -57,11 +61,10 @@ def run_rtlsim(out_dir: str | Path, sim: str = "verilator", frames: int | None =
     simulator_env(sim)
     run_dir = fresh_run_dir(out, out / "rtlsim" / sim)
     rbuild, rbuild_s, rcached = build(replay_src, replay.REPLAY_TOP, sim, waves, kind="replay")
-    replay_s = replay.run_replay(out, top, sim, rbuild, run_dir, frames, waves)
+    replay_s = _replay(out, top, sim, rbuild, run_dir, frames, waves)
     cbuild, cbuild_s, ccached = build(sources, top, sim, waves)
     used(rbuild, cbuild)  # LRU-bounded build caches (hlsgen.cache)
-    results, stall_s, _ = simulate(out, top, sim, cbuild, stall_frames, seed, waves, run_dir, STALL_TEST,
-                                   fresh=False)
+    results, stall_s = _stall_run(out, top, sim, cbuild, stall_frames, seed, waves, run_dir)
     sim_s = replay_s + stall_s
     ok = set(results) >= set(TESTS) and all(r["passed"] for r in results.values())
     wave_file = _wave_file(sim, run_dir, top, results) if waves else None
@@ -76,11 +79,55 @@ def _stored_frames(out: Path) -> int:
     return int(json.loads((out / "vectors" / "meta.json").read_text())["frames"])
 
 
+def _cycles_per_frame(out: Path) -> int | None:
+    """The cycle model's cycles per frame (OUT/report.json), for the progress estimate."""
+    try:
+        return int(json.loads((out / "report.json").read_text())["hardware"]["cycles_per_frame"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _replay(out: Path, top: str, sim: str, build_dir: Path, run_dir: Path, frames: int | None, waves: bool) -> float:
+    """The replay run, shown as a task: frames and estimated cycles (the simulator reports only at the
+    end), elapsed time, and the time left at the speed of the previous replay of this design."""
+    n = frames or _stored_frames(out)
+    per_frame = _cycles_per_frame(out)
+    cycles = n * per_frame if per_frame else None
+    keys = (f"rtlsim:{sim}:replay-cycles/s:{top}", f"rtlsim:{sim}:replay-cycles/s")
+    speed = progress.estimate(*keys)
+    what = f"{n} frame{'s' if n != 1 else ''}" + (f", ~{cycles:,} cycles" if cycles else "")
+    with progress.task("rtlsim", f"{sim} replay of {top}: {what}",
+                       estimate=cycles / speed if cycles and speed else None):
+        seconds = replay.run_replay(out, top, sim, build_dir, run_dir, frames, waves)
+    try:
+        rate = float(json.loads((run_dir / "result.json").read_text())["throughput"]["cycles_per_second"])
+    except (OSError, ValueError, KeyError, TypeError):
+        rate = 0.0
+    if not waves:  # a waveform dump slows the simulator down: not a figure for the next estimate
+        progress.remember(rate, *keys)
+    return seconds
+
+
+def _stall_run(out: Path, top: str, sim: str, build_dir: Path, frames: int, seed: int, waves: bool,
+               run_dir: Path) -> tuple[dict[str, Any], float]:
+    """The cocotb random-stall run, shown as a task with the previous run's seconds per frame."""
+    keys = (f"rtlsim:{sim}:stall-s/frame:{top}", f"rtlsim:{sim}:stall-s/frame")
+    per_frame = progress.estimate(*keys)
+    what = f"{frames} frame{'s' if frames != 1 else ''}, seed {seed}"
+    with progress.task("rtlsim", f"{sim} random-stall run of {top} (cocotb): {what}",
+                       estimate=per_frame * frames if per_frame else None):
+        results, seconds, _ = simulate(out, top, sim, build_dir, frames, seed, waves, run_dir, STALL_TEST,
+                                       fresh=False)
+    if not waves and results.get("random_stalls", {}).get("passed"):
+        progress.remember(seconds / frames, *keys)
+    return results, seconds
+
+
 def _rerun_with_waves(out: Path, top: str, sim: str, replay_src: list[Path], sources: list[Path],
                       results: dict[str, Any], frames: int | None, stall_frames: int, seed: int,
                       run_dir: Path) -> Path:
     """Repeat the first failing run (the replay, else the stall run) with a waveform in run_dir."""
-    print("rtlsim: mismatch; running again with a waveform", file=sys.stderr)
+    progress.step("rtlsim", "mismatch; running again with a waveform")
     fresh_run_dir(out, run_dir)
     if not results.get("throughput", {}).get("passed"):
         rbuild, _, _ = build(replay_src, replay.REPLAY_TOP, sim, True, kind="replay")
@@ -137,21 +184,31 @@ def build(sources: list[Path], top: str, sim: str, waves: bool, kind: str = "coc
     keeps two runs of the same design from building into one cache folder at once."""
     build_dir = cache_root() / build_key(sources, top, sim, waves, kind)
     build_dir.parent.mkdir(parents=True, exist_ok=True)
+    design_top = sources[-1].stem
+    what = "replay testbench" if kind == "replay" else "cocotb model"
     with open(build_dir.with_suffix(".lock"), "w") as lock:  # one builder per design at a time
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            with progress.task(sim, f"waiting for another process building the {what} of {design_top}"):
+                fcntl.flock(lock, fcntl.LOCK_EX)
         stamp = build_dir / "hlsgen.ok"
         if stamp.exists():
             return build_dir, 0.0, True
         shutil.rmtree(build_dir, ignore_errors=True)
         build_dir.mkdir(parents=True)
         start = time.monotonic()
-        if kind == "replay":
-            log.info("building %s replay testbench of %s in %s", sim, sources[-1].stem, build_dir)
-            replay.build_replay(sources, sim, waves, build_dir)
-        else:
-            _build_cocotb(sources, top, sim, waves, build_dir)
+        keys = (f"{sim}:{kind}{'-waves' if waves else ''}:{design_top}", f"{sim}:{kind}{'-waves' if waves else ''}")
+        with progress.task(sim, f"building the {what} of {design_top}", estimate=progress.estimate(*keys)):
+            if kind == "replay":
+                log.info("building %s replay testbench of %s in %s", sim, design_top, build_dir)
+                replay.build_replay(sources, sim, waves, build_dir)
+            else:
+                _build_cocotb(sources, top, sim, waves, build_dir)
         stamp.write_text("ok\n")
-        return build_dir, time.monotonic() - start, False
+        seconds = time.monotonic() - start
+        progress.remember(seconds, *keys)  # the estimate of the next build of this kind
+        return build_dir, seconds, False
 
 
 def _build_cocotb(sources: list[Path], top: str, sim: str, waves: bool, build_dir: Path) -> None:
