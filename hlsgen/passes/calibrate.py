@@ -13,6 +13,8 @@ Math:    range [lo, hi] = min/max over the batch (or the (100-p)/p percentiles),
          value-preserving op gives the same codes, so a fully quantized model never needs
          calibration data.
          A graph input with no quantizer takes `quant.input` when the config gives one.
+Progress: from PROGRESS_MIN calibration inputs on, the float model runs in chunks, shown by
+         hlsgen.progress (count, elapsed, time left).
 Refuses when: a tensor needs calibration and no data was given (error listing the tensors; when
          the input is among them, it also offers `quant.input`).
 """
@@ -23,6 +25,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from hlsgen import progress
 from hlsgen.errors import HlsgenError
 from hlsgen.ir import Graph, IntType, QType
 from hlsgen.numerics import activation_qtype
@@ -30,6 +33,8 @@ from hlsgen.passes.check_supported import host_head, host_tail
 from hlsgen.passes.context import PassContext
 
 PASSTHROUGH_OPS = ("MaxPool", "Reshape", "Transpose")
+PROGRESS_MIN = 256  # calibration inputs from which the run is chunked and its progress shown
+CHUNK = 64
 
 
 def hardware_tensors(graph: Graph) -> list[str]:
@@ -84,10 +89,8 @@ def _quantizer_behind_layout(graph: Graph) -> Graph:
 
 
 def _measure(graph: Graph, needed: list[str], ctx: PassContext) -> Graph:
-    from hlsgen.golden import run_graph
-
     assert ctx.calibration is not None
-    values = run_graph(graph, ctx.calibration, keep=set(needed))
+    values = _activations(graph, needed, ctx.calibration)
     q = ctx.config.quant
     for name in needed:
         seen = ctx.calibration if name in graph.inputs else values[name]
@@ -96,6 +99,27 @@ def _measure(graph: Graph, needed: list[str], ctx: PassContext) -> Graph:
         qtype: QType = activation_qtype(lo, hi, itype, q.act_symmetric)
         graph = graph.with_tensor(replace(graph.tensor(name), qtype=qtype))
     return graph
+
+
+def _activations(graph: Graph, needed: list[str], data: np.ndarray) -> dict[str, np.ndarray]:
+    """The float model's `needed` tensors over the calibration batch. From PROGRESS_MIN inputs on, in
+    chunks of CHUNK inputs shown by hlsgen.progress (every input is computed alone, so the values
+    are those of one whole-batch run; the intermediate tensors of one chunk at a time also bound
+    the memory)."""
+    from hlsgen.golden import run_graph
+
+    n = len(data)
+    if n < PROGRESS_MIN:
+        return run_graph(graph, data, keep=set(needed))
+    parts: dict[str, list[np.ndarray]] = {}
+    what = f"{n:,} inputs through the float model, {len(needed)} tensor(s) to measure"
+    with progress.task("calibrate", what, total=n) as task:
+        for start in range(0, n, CHUNK):
+            chunk = data[start:start + CHUNK]
+            for name, v in run_graph(graph, chunk, keep=set(needed)).items():
+                parts.setdefault(name, []).append(v)
+            task.advance(n=len(chunk))
+    return {name: np.concatenate(vs) for name, vs in parts.items()}
 
 
 def _range(v: np.ndarray, method: str, percentile: float) -> tuple[float, float]:

@@ -93,10 +93,10 @@ def _replay(out: Path, top: str, sim: str, build_dir: Path, run_dir: Path, frame
     n = frames or _stored_frames(out)
     per_frame = _cycles_per_frame(out)
     cycles = n * per_frame if per_frame else None
-    keys = (f"rtlsim:{sim}:replay-cycles/s:{top}", f"rtlsim:{sim}:replay-cycles/s")
+    keys = (f"rtlsim:{sim}:replay-cycles/s:{out.name}", f"rtlsim:{sim}:replay-cycles/s")
     speed = progress.estimate(*keys)
     what = f"{n} frame{'s' if n != 1 else ''}" + (f", ~{cycles:,} cycles" if cycles else "")
-    with progress.task("rtlsim", f"{sim} replay of {top}: {what}",
+    with progress.task("rtlsim", f"{sim} replay of {out.name}: {what}",
                        estimate=cycles / speed if cycles and speed else None):
         seconds = replay.run_replay(out, top, sim, build_dir, run_dir, frames, waves)
     try:
@@ -111,10 +111,10 @@ def _replay(out: Path, top: str, sim: str, build_dir: Path, run_dir: Path, frame
 def _stall_run(out: Path, top: str, sim: str, build_dir: Path, frames: int, seed: int, waves: bool,
                run_dir: Path) -> tuple[dict[str, Any], float]:
     """The cocotb random-stall run, shown as a task with the previous run's seconds per frame."""
-    keys = (f"rtlsim:{sim}:stall-s/frame:{top}", f"rtlsim:{sim}:stall-s/frame")
+    keys = (f"rtlsim:{sim}:stall-s/frame:{out.name}", f"rtlsim:{sim}:stall-s/frame")
     per_frame = progress.estimate(*keys)
     what = f"{frames} frame{'s' if frames != 1 else ''}, seed {seed}"
-    with progress.task("rtlsim", f"{sim} random-stall run of {top} (cocotb): {what}",
+    with progress.task("rtlsim", f"{sim} random-stall run of {out.name} (cocotb): {what}",
                        estimate=per_frame * frames if per_frame else None):
         results, seconds, _ = simulate(out, top, sim, build_dir, frames, seed, waves, run_dir, STALL_TEST,
                                        fresh=False)
@@ -184,13 +184,13 @@ def build(sources: list[Path], top: str, sim: str, waves: bool, kind: str = "coc
     keeps two runs of the same design from building into one cache folder at once."""
     build_dir = cache_root() / build_key(sources, top, sim, waves, kind)
     build_dir.parent.mkdir(parents=True, exist_ok=True)
-    design_top = sources[-1].stem
+    design = _design_name(sources)
     what = "replay testbench" if kind == "replay" else "cocotb model"
     with open(build_dir.with_suffix(".lock"), "w") as lock:  # one builder per design at a time
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            with progress.task(sim, f"waiting for another process building the {what} of {design_top}"):
+            with progress.task(sim, f"waiting for another process building the {what} of {design}"):
                 fcntl.flock(lock, fcntl.LOCK_EX)
         stamp = build_dir / "hlsgen.ok"
         if stamp.exists():
@@ -198,10 +198,10 @@ def build(sources: list[Path], top: str, sim: str, waves: bool, kind: str = "coc
         shutil.rmtree(build_dir, ignore_errors=True)
         build_dir.mkdir(parents=True)
         start = time.monotonic()
-        keys = (f"{sim}:{kind}{'-waves' if waves else ''}:{design_top}", f"{sim}:{kind}{'-waves' if waves else ''}")
-        with progress.task(sim, f"building the {what} of {design_top}", estimate=progress.estimate(*keys)):
+        keys = (f"{sim}:{kind}{'-waves' if waves else ''}:{design}", f"{sim}:{kind}{'-waves' if waves else ''}")
+        with progress.task(sim, f"building the {what} of {design}", estimate=progress.estimate(*keys)):
             if kind == "replay":
-                log.info("building %s replay testbench of %s in %s", sim, design_top, build_dir)
+                log.info("building %s replay testbench of %s in %s", sim, sources[-1].stem, build_dir)
                 replay.build_replay(sources, sim, waves, build_dir)
             else:
                 _build_cocotb(sources, top, sim, waves, build_dir)
@@ -209,6 +209,13 @@ def build(sources: list[Path], top: str, sim: str, waves: bool, kind: str = "coc
         seconds = time.monotonic() - start
         progress.remember(seconds, *keys)  # the estimate of the next build of this kind
         return build_dir, seconds, False
+
+
+def _design_name(sources: list[Path]) -> str:
+    """The OUT folder of the design's Verilog (OUT/rtl/*.sv), for progress text and estimate keys
+    (every design's top module is named alike)."""
+    rtl = next((s.parent for s in sources if s.parent.name == "rtl"), None)
+    return rtl.parent.name if rtl is not None else sources[-1].stem
 
 
 def _build_cocotb(sources: list[Path], top: str, sim: str, waves: bool, build_dir: Path) -> None:
