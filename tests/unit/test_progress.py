@@ -1,0 +1,193 @@
+"""hlsgen.progress (issue 10 item 2): plain lines off a terminal and in CI, a live display on a
+terminal, nothing with --quiet; build-time estimates; chunked calibration equals one batch."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from hlsgen import progress
+
+ROOT = Path(__file__).resolve().parents[2]
+MLP = ROOT / "examples" / "mlp_yaml" / "model.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_mode(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """Every test starts from detection, with its own estimate file, and leaves no mode behind."""
+    monkeypatch.setenv("HLSGEN_CACHE", str(tmp_path / "cache"))
+    progress.reset()
+    yield
+    progress.reset()
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hlsgen.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
+
+
+def test_plain_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    with progress.using("plain"):
+        progress.step("regress", "3 model(s), 2 at a time")
+        with progress.task("synth", "3 Yosys runs, 2 at a time", total=3) as t:
+            t.advance("conv_3", seconds=41.2)
+            t.advance("fc", "cached", seconds=-1)
+            t.advance("glue", "FAILED", seconds=2.0)
+        with progress.task("verilator", "building the replay testbench of out", estimate=45.0):
+            pass
+    out, err = capsys.readouterr()
+    assert out == ""  # progress never goes to stdout
+    lines = err.splitlines()
+    assert lines[:5] == ["[regress] 3 model(s), 2 at a time",
+                         "[synth] 3 Yosys runs, 2 at a time",
+                         "[synth] conv_3 done 1/3 (41.2 s)",
+                         "[synth] fc cached 2/3",
+                         "[synth] glue FAILED 3/3 (2.0 s)"]
+    assert lines[5].startswith("[synth] 3 Yosys runs, 2 at a time: done in ")
+    assert lines[6] == "[verilator] building the replay testbench of out (estimate 45.0 s)"
+    assert lines[7].startswith("[verilator] building the replay testbench of out: done in ")
+    assert len(lines) == 8
+
+
+def test_plain_counted_task_prints_quarters_and_nothing_after_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with progress.using("plain"):
+        with progress.task("calibrate", "1,000 inputs", total=1000) as t:
+            for _ in range(10):
+                t.advance(n=100)
+        with pytest.raises(RuntimeError), progress.task("g++", "building csim"):
+            raise RuntimeError("compiler failed")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "[calibrate] 1,000 inputs"
+    assert [x.split(" (")[0] for x in lines[1:4]] == [f"[calibrate] 1,000 inputs: {n}/1,000" for n in
+                                                      ("300", "500", "800")]
+    assert lines[4].startswith("[calibrate] 1,000 inputs: done in ")
+    assert lines[5:] == ["[g++] building csim"]  # the error speaks for itself: no "done" line
+
+
+def test_quiet_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    with progress.using("quiet"):
+        progress.step("regress", "3 models")
+        with progress.task("synth", "runs", total=2) as t:
+            t.advance("a")
+            t.advance("b")
+        with progress.task("verilator", "build", estimate=3.0):
+            pass
+    assert capsys.readouterr() == ("", "")
+
+
+def test_rich_renders_on_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=120, color_system=None)
+    with progress.using("rich", console):
+        assert progress.mode() == "rich"
+        with progress.task("verilator", "building the cocotb model of out", estimate=600.0) as build:
+            with progress.task("synth", "4 Yosys runs", total=4) as t:
+                t.advance("conv_3", seconds=12.5)
+                progress._live.refresh()  # type: ignore[union-attr]  # render now, not at the next tick
+            progress._live.refresh()  # type: ignore[union-attr]
+            assert build.elapsed >= 0
+    text = buf.getvalue()
+    assert "\x1b[" in text  # cursor control of a live display
+    assert "building the cocotb model of out" in text and "left" in text  # the estimate column
+    assert "1/4" in text  # the count column of the counted task
+    assert "synth conv_3 done 1/4 (12.5 s)" in text  # a finished part, printed above the display
+    assert "synth 4 Yosys runs: done in" in text and "verilator building the cocotb model of out: done in" in text
+    assert progress._live is None  # the display stopped with its last task
+    assert capsys.readouterr() == ("", "")  # nothing on the real stdout or stderr
+
+
+def test_detection(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("TERM", raising=False)
+    monkeypatch.setattr(sys, "stdout", _Tty())
+    monkeypatch.setattr(sys, "stderr", _Tty())
+    assert progress.detect() == "rich" and progress.mode() == "rich"
+    for value in ("true", "1", "yes"):
+        monkeypatch.setenv("CI", value)
+        assert progress.detect() == "plain" and progress.mode() == "plain"
+    for value in ("", "0", "false"):
+        monkeypatch.setenv("CI", value)
+        assert progress.detect() == "rich"
+    monkeypatch.setattr(sys, "stdout", io.StringIO())  # stdout to a file or pipe: plain lines on stderr
+    assert progress.detect() == "plain"
+
+
+def test_using_restores_and_reset_detects() -> None:
+    console = Console(file=io.StringIO())
+    with progress.using("quiet"):
+        with progress.using("rich", console):
+            assert progress.mode() == "rich" and progress._console is console
+        assert progress.mode() == "quiet" and progress._console is None
+    assert progress._mode is None and progress.mode() == "plain"  # pytest's captured stderr is no terminal
+    progress.set_mode("quiet")
+    progress.reset()
+    assert progress._mode is None
+    with pytest.raises(ValueError):
+        progress.set_mode("loud")
+
+
+def test_estimates_are_remembered(tmp_path: Path) -> None:
+    assert progress.estimate("verilator:replay:out", "verilator:replay") is None
+    progress.remember(42.0, "verilator:replay:out", "verilator:replay")
+    progress.remember(10.0, "verilator:replay:other", "verilator:replay")
+    assert progress.estimate("verilator:replay:out", "verilator:replay") == 42.0  # this design's own figure
+    assert progress.estimate("verilator:replay:new", "verilator:replay") == 10.0  # else the last of its kind
+    assert (tmp_path / "cache" / progress.TIMINGS).is_file()
+    (tmp_path / "cache" / progress.TIMINGS).write_text("{damaged")
+    assert progress.estimate("verilator:replay") is None  # a damaged file is no error
+    progress.remember(0.0, "zero")  # nothing to learn from
+    assert progress.estimate("zero") is None
+
+
+def test_chunked_calibration_equals_one_batch(monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib
+
+    from hlsgen.api import compile_model
+
+    calibrate = importlib.import_module("hlsgen.passes.calibrate")  # the package exports a function of that name
+
+    calib = np.random.default_rng(3).normal(size=(300, 64)).astype(np.float32)
+    with progress.using("plain"):
+        chunked = compile_model(MLP, None, calib)
+        err = capsys.readouterr().err
+        monkeypatch.setattr(calibrate, "PROGRESS_MIN", 10**9)
+        whole = compile_model(MLP, None, calib)
+    assert err.startswith("[calibrate] 300 inputs through the float model") and ": done in " in err
+    assert capsys.readouterr().err == ""  # one batch below PROGRESS_MIN: no progress
+    qtypes = {t.name: t.qtype for t in whole.graph.tensors.values() if t.qtype is not None}
+    assert qtypes and qtypes == {t.name: t.qtype for t in chunked.graph.tensors.values() if t.qtype is not None}
+
+
+def test_cli_quiet_compile_prints_nothing_on_stderr(tmp_path: Path) -> None:
+    np.save(tmp_path / "calib.npy", np.random.default_rng(0).normal(size=(300, 64)).astype(np.float32))
+    loud = _cli("compile", str(MLP), "--calib", str(tmp_path / "calib.npy"), "-o", str(tmp_path / "a"))
+    assert loud.returncode == 0, loud.stderr
+    assert "[calibrate] 300 inputs" in loud.stderr  # off a terminal: plain lines
+    for args in (["--quiet", "compile", str(MLP)], ["compile", "-q", str(MLP)],
+                 ["-q", "compile", str(MLP), "--calib", str(tmp_path / "calib.npy")]):
+        r = _cli(*args, "-o", str(tmp_path / "b"))
+        assert r.returncode == 0 and r.stderr == "", (args, r.stderr)
+        assert r.stdout.startswith("compiled mlp_yaml: 3 layers")  # results still on stdout
+    bad = _cli("--quiet", "compile", str(tmp_path / "nope.onnx"), "-o", str(tmp_path / "c"))
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "hlsgen: error:" in bad.stderr  # errors print
+
+
+def test_cli_main_leaves_no_mode_behind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from hlsgen.cli import main
+
+    assert main(["--quiet", "compile", str(MLP), "-o", str(tmp_path / "o")]) == 0
+    assert capsys.readouterr().err == ""
+    assert progress._mode is None
