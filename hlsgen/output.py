@@ -11,16 +11,19 @@ import numpy as np
 
 from hlsgen.api import Compilation
 from hlsgen.backends import hardware_enabled, write_backends
+from hlsgen.errors import HlsgenError
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.ir import format_graph
 from hlsgen.outdir import write_file_atomically, write_folder_atomically
 from hlsgen.report import build_report, render_markdown
+from hlsgen.report_html import write_html
 
 
 def write_compilation(c: Compilation, out_dir: str | Path, inputs: Iterable[Path] = ()) -> tuple[Path, dict[str, Any]]:
     """Write OUT atomically; `inputs` (model, config, calibration data) are never inside what is replaced."""
     df = build_dataflow(c.graph, c.config.hw) if hardware_enabled(c) else None
     report = build_report(c, df)
+    report["onnxruntime"] = onnxruntime_agreement(c, inputs)
 
     def fill(tmp: Path) -> None:
         write_backends(c, df, tmp)
@@ -30,8 +33,28 @@ def write_compilation(c: Compilation, out_dir: str | Path, inputs: Iterable[Path
             (graphs / f"{i:02d}_{name}.txt").write_text(format_graph(g))
         (tmp / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
         (tmp / "report.md").write_text(render_markdown(report))
+        write_html(tmp, report)  # last: it links the files above
 
     return write_folder_atomically(out_dir, fill, inputs), report
+
+
+def onnxruntime_agreement(c: Compilation, inputs: Iterable[Path]) -> dict[str, Any] | None:
+    """For an ONNX QDQ source: `hlsgen compare`'s per-layer figures (|golden - onnxruntime| in LSB) on up to
+    8 inputs of the error sample, for report.html; None for other formats or without the model file."""
+    model = next((Path(p) for p in inputs if Path(p).suffix.lower() == ".onnx"), None)
+    if model is None or c.graph.meta.get("format") != "onnx-qdq":
+        return None
+    from hlsgen.compare import SYNTHETIC_BATCH, Comparison, layer_agreement, to_json
+    from hlsgen.compare_ort import ort_reference, ort_version
+
+    x = c.sample[:SYNTHETIC_BATCH]
+    try:
+        proto, reference = ort_reference(c, model)
+        rows = tuple(layer_agreement(c, proto, x))
+    except HlsgenError as e:
+        return {"error": str(e)}
+    source = "synthetic N(0, 1), seed 0" if c.sample_is_synthetic else "calibration data"
+    return to_json(Comparison(c.source.name, reference, len(x), source, ort_version(), rows))
 
 
 def save_arrays(path: str | Path, arrays: list[np.ndarray], names: list[str]) -> None:

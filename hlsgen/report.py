@@ -6,8 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from hlsgen.api import Compilation, float_reference, host_tail_nodes, run_golden
+from hlsgen.api import Compilation, float_reference, host_tail_nodes, intermediates, run_golden
 from hlsgen.config_hw import HwConfig
+from hlsgen.data import as_batch
+from hlsgen.golden import run_graph
 from hlsgen.hw.lower import node_macs
 from hlsgen.hw.model import Dataflow
 from hlsgen.hw.parts import family_of
@@ -36,6 +38,7 @@ def build_report(c: Compilation, df: Dataflow | None = None) -> dict[str, Any]:
                   if n.kind != "bn_floor"],
         "errors": measured_errors(c),
         "hardware": hardware_summary(df, layers, c.config.hw) if df is not None else None,
+        "profile": profile(c, layers),
     }
 
 
@@ -59,8 +62,11 @@ def hardware_summary(df: Dataflow, rows: list[dict[str, Any]], hw: HwConfig) -> 
             "input_beats_per_frame": df.input.pixels,
             "folding": None if f is None else {"goal": f.goal, "fits": f.fits, "optimal": f.optimal,
                                                "budget": f.budget.as_dict(), "estimate": f.total.as_dict()},
-            "fifo_depths": {f"{s}->{lay}": d for (s, lay), d in sorted(df.fifo_depth.items())}}
-
+            "fifo_depths": {f"{s}->{lay}": d for (s, lay), d in sorted(df.fifo_depth.items())},
+            "dataflow": {"input": df.input.name, "outputs": [s.name for s in df.outputs],
+                         "layers": [{"name": lay.name, "node": lay.node, "kind": lay.kind, "inputs": list(lay.inputs),
+                                     "output": lay.output, "pe": lay.pe, "simd": lay.simd, "cycles": lay.cycles}
+                                    for lay in df.layers]}}
 
 
 def layer_row(g: Graph, n: Node) -> dict[str, Any]:
@@ -122,6 +128,130 @@ def measured_errors(c: Compilation) -> dict[str, Any]:
 def _relative(ref: np.ndarray, other: np.ndarray) -> float:
     scale = float(np.max(np.abs(ref)))
     return float(np.max(np.abs(ref - other)) / scale) if scale > 0 else float(np.max(np.abs(other)))
+
+
+# ---- profile: quantization histograms and per-layer error (report.html) ----------------------------
+HIST_BINS = 48
+PROFILE_SAMPLES = 64  # calibration inputs the activation histograms are drawn from
+
+
+def profile(c: Compilation, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per hardware layer, counts per bin (never raw samples): the weights in LSB of their channel's scale
+    against the integer range, the activations the quantizer sees against the chosen range, and the
+    golden model's dequantized output against the float model's (max and mean |error| in output LSB).
+    The float model is the folded float graph for a float source; for a quantized source (QDQ, QONNX)
+    the source itself, at the tensors the layer stands for (before its quantizer; after its dequantizer)."""
+    quantized = c.graph.meta.get("format") in QUANTIZED_FORMATS
+    ref = c.source if quantized else _calibrated_graph(c)
+    data = c.calibration[:PROFILE_SAMPLES] if c.calibration is not None else c.sample
+    names = {row["name"]: c.graph.node(row["name"]).outputs[0] for row in rows}
+    pairs = {node: _reference_tensors(c.graph, ref, t, quantized) for node, t in names.items()}
+    wanted = {name for pair in pairs.values() for name in pair if name is not None}
+    floats = run_graph(ref, as_batch(data, ref), keep=wanted)
+    on_sample = run_graph(ref, as_batch(c.sample, ref), keep=wanted)
+    golden = intermediates(c, c.sample)
+    layers = {}
+    for node, tensor in names.items():
+        q, (seen, compared) = c.graph.tensor(tensor).qtype, pairs[node]
+        layers[node] = {"tensor": tensor, "weights": _weight_hist(c.graph, ref, node),
+                        "activation": _act_hist(floats.get(seen or ""), q),
+                        "error": _layer_error(on_sample.get(compared or ""), golden.get(tensor), q)}
+    src = "calibration inputs" if c.calibration is not None else (
+        "synthetic N(0,1) inputs" if c.sample_is_synthetic else "sample inputs")
+    g_in = c.graph.inputs[0]
+    return {"samples": f"{len(data)} {src}", "error_samples": len(c.sample),
+            "reference": "the source model (its own quantizers)" if quantized else "the folded float graph",
+            "input": {"tensor": g_in, "activation": _act_hist(data, c.graph.tensor(g_in).qtype)},
+            "layers": layers}
+
+
+QUANTIZED_FORMATS = ("onnx-qdq", "qonnx")
+_QUANTIZERS = ("QuantizeLinear", "Quant", "BipolarQuant", "Trunc")
+
+
+def _reference_tensors(g: Graph, ref: Graph, tensor: str, quantized: bool) -> tuple[str | None, str | None]:
+    """The float tensors of `ref` a layer output stands for: what its quantizer sees, and the float
+    value to compare the dequantized golden output with."""
+    if not quantized:
+        return (tensor, tensor) if tensor in ref.tensors else (None, None)
+    seen = dequantized = None
+    for alias in g.tensor(tensor).aliases:
+        p = ref.producer(alias) if alias in ref.tensors else None
+        if p is not None and p.op in _QUANTIZERS and seen is None:
+            seen = p.inputs[0]
+        if p is not None and not ref.tensor(alias).integer and dequantized is None:
+            dequantized = alias  # a DequantizeLinear output, or a QONNX Quant's (real-valued) output
+    compared = dequantized
+    return seen, compared or seen
+
+
+def _calibrated_graph(c: Compilation) -> Graph:
+    """The float graph with every hardware tensor's quantization: the stage after `calibrate`."""
+    return next((g for name, g in c.stages if name == "calibrate"), c.float_graph)
+
+
+def _hist(v: np.ndarray, lo: float, hi: float) -> list[int]:
+    counts, _ = np.histogram(v, bins=HIST_BINS, range=(lo, hi))
+    return [int(k) for k in counts]
+
+
+def _weight_hist(g: Graph, fg: Graph, node: str) -> dict[str, Any] | None:
+    n = g.node(node)
+    fn = next((m for m in fg.nodes if m.name == node), None)
+    if n.op not in ("QConv", "QGemm") or fn is None or len(fn.inputs) < 2 or fn.inputs[1] not in fg.tensors:
+        return None
+    w, wf = g.tensor(n.inputs[1]), fg.tensor(fn.inputs[1])
+    q = w.qtype
+    if q is None or w.data is None:
+        return None
+    if wf.integer or wf.data is None or np.shape(wf.data) != np.shape(w.data):
+        return _code_hist(np.asarray(w.data), q)
+    scale = np.abs(np.asarray(q.scale, dtype=np.float64))
+    if q.axis is not None:
+        shape = [1] * np.ndim(wf.data)
+        shape[q.axis] = -1
+        scale = scale.reshape(shape)
+    lsb = np.asarray(wf.data, dtype=np.float64) / scale  # the float weights in LSB of their channel
+    qlo, qhi = q.int.lo, q.int.hi
+    lo, hi = min(float(lsb.min()), qlo) - 0.5, max(float(lsb.max()), qhi) + 0.5
+    clipped = float(np.mean((lsb < qlo - 0.5) | (lsb > qhi + 0.5)))
+    return {"unit": "LSB", "lo": lo, "hi": hi, "counts": _hist(lsb, lo, hi), "range": [qlo, qhi],
+            "clipped": clipped, "type": str(q.int), "per_channel": q.axis is not None,
+            "scale_min": float(scale.min()), "scale_max": float(scale.max())}
+
+
+def _code_hist(codes: np.ndarray, q: Any) -> dict[str, Any]:
+    """The model's own integer weights (a quantized source): codes against the integer range."""
+    qlo, qhi = q.int.lo, q.int.hi
+    return {"unit": "code", "lo": qlo - 0.5, "hi": qhi + 0.5, "counts": _hist(codes, qlo - 0.5, qhi + 0.5),
+            "range": [qlo, qhi], "clipped": 0.0, "type": str(q.int), "per_channel": q.axis is not None,
+            "scale_min": float(np.min(np.abs(q.scale))), "scale_max": float(np.max(np.abs(q.scale)))}
+
+
+def _act_hist(v: np.ndarray | None, q: Any) -> dict[str, Any] | None:
+    if v is None or q is None or q.per_channel or not np.issubdtype(np.asarray(v).dtype, np.floating):
+        return None
+    v = np.asarray(v, dtype=np.float64).reshape(-1)
+    s, zp = float(q.scale), int(q.zero_point)
+    rlo, rhi = s * (q.int.lo - zp), s * (q.int.hi - zp)
+    lo, hi = min(float(v.min()), rlo), max(float(v.max()), rhi)
+    if hi <= lo:
+        hi = lo + s
+    clipped = float(np.mean((v < rlo - s / 2) | (v > rhi + s / 2)))
+    return {"unit": "value", "lo": lo, "hi": hi, "counts": _hist(v, lo, hi), "range": [rlo, rhi],
+            "clipped": clipped, "type": str(q.int), "scale": s, "zero_point": zp,
+            "data_min": float(v.min()), "data_max": float(v.max())}
+
+
+def _layer_error(ref: np.ndarray | None, codes: np.ndarray | None, q: Any) -> dict[str, Any] | None:
+    """|golden (dequantized) - float graph| of one layer output, in LSB of its scale."""
+    if ref is None or codes is None or q is None or q.per_channel or np.shape(ref) != np.shape(codes):
+        return None
+    s = float(q.scale)
+    err = np.abs((np.asarray(codes, dtype=np.float64) - int(q.zero_point)) * s - np.asarray(ref, np.float64)) / s
+    peak = float(np.max(np.abs(ref))) if np.size(ref) else 0.0
+    return {"max_lsb": float(err.max(initial=0.0)), "mean_lsb": float(err.mean()) if err.size else 0.0,
+            "relative": float(err.max(initial=0.0) * s / peak) if peak > 0 else None}
 
 
 # ---- Markdown ------------------------------------------------------------------------------------
