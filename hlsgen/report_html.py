@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import quote
 
 from hlsgen import report_plots as plots
+from hlsgen.errors import HlsgenError
 from hlsgen.identifiers import shown
 from hlsgen.outdir import is_hlsgen_output, write_file_atomically
 from hlsgen.report import render_markdown
@@ -56,6 +57,15 @@ def refresh(out_dir: str | Path) -> Path | None:
     if not is_hlsgen_output(out) or not (out / "report.json").is_file():
         return None
     return write_html(out, json.loads((out / "report.json").read_text()))
+
+
+def refresh_or_warn(out_dir: str | Path) -> None:
+    """`refresh` for the commands that add results to OUT (csim, rtlsim, synth): a failure to rewrite the
+    report is a warning on stderr, never the command's failure."""
+    try:
+        refresh(out_dir)
+    except (HlsgenError, OSError, ValueError, KeyError, TypeError) as e:
+        print(f"hlsgen: warning: {Path(out_dir) / NAME} not refreshed: {e}", file=sys.stderr)
 
 
 def render(out: Path, r: dict[str, Any]) -> str:
@@ -338,7 +348,11 @@ def _errors(r: dict[str, Any], res: Results) -> str:
                    "range counts as error)." + (" onnxruntime: |golden − onnxruntime| in LSB of the codes." if ort
                                                 else "") + "</p>")
         out.append(f'<div class="plot">{plots.error_bars(names, series)}</div>')
-    out.append(_ort_table(ort))
+    failed = r.get("onnxruntime")
+    if ort is None and isinstance(failed, dict) and failed.get("error"):
+        out.append(f"<p>onnxruntime agreement could not be computed: {_e(shown(str(failed['error'])))}</p>")
+    else:
+        out.append(_ort_table(ort))
     return "\n".join(out)
 
 

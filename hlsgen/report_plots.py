@@ -39,7 +39,7 @@ def to_svg(fig: Figure, prefix: str) -> str:
     """The figure as an <svg> element (no XML prolog), its ids prefixed with `prefix`."""
     buf = io.StringIO()
     with matplotlib.rc_context(RC):
-        fig.savefig(buf, format="svg", metadata={"Date": None})
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     text = buf.getvalue()
     text = text[text.index("<svg"):]
     text = re.sub(r'\bid="', f'id="{prefix}-', text)

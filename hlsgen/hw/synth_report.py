@@ -1,7 +1,9 @@
-"""The totals and the table of `hlsgen synth` (OUT/synth/utilization.json and utilization.md)."""
+"""The totals and the table of `hlsgen synth` (OUT/synth/utilization.json and utilization.md), and the
+refresh of OUT/report.html once they are written (`written`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from hlsgen.hw.parts import Part
@@ -28,6 +30,13 @@ def summarize(runs: dict[str, dict[str, Any]], part_name: str, part: Part, versi
             "over": [k for k in BUDGETED if total[k] > budget[BUDGETED[k]]],
             "failed": [r["name"] for r in (*layers, glue) if r["status"] != "ok"],
             "wall_seconds": wall_seconds}
+
+
+def written(out: Path) -> None:
+    """OUT/synth/ is in place: show its figures in OUT/report.html (a failure there is only a warning)."""
+    from hlsgen.report_html import refresh_or_warn
+
+    refresh_or_warn(out)
 
 
 def progress_line(name: str, run: dict[str, Any], done: int, total: int) -> str:

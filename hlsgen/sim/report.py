@@ -1,10 +1,17 @@
 """What `hlsgen rtlsim` prints: per test bit-exactness, cycles per frame against the cycle model,
-first-frame latency, and on a mismatch the first divergent output, layer and the waveform path."""
+first-frame latency, and on a mismatch the first divergent output, layer and the waveform path.
+Also where simulation results reach OUT/report.html: `print_summary` refreshes it after an rtlsim run
+(its OUT/rtlsim/<sim>/result.json is written by then), `record_csim` writes OUT/csim/result.json and
+refreshes it after a C simulation."""
 
 from __future__ import annotations
 
+import datetime
+import json
 from pathlib import Path
 from typing import Any
+
+from hlsgen.outdir import write_file_atomically
 
 
 def print_summary(results: dict[str, Any], sim: str, build_s: float, cached: bool, sim_s: float,
@@ -23,6 +30,34 @@ def print_summary(results: dict[str, Any], sim: str, build_s: float, cached: boo
                 print("    " + line)
     if wave_file is not None:
         print(f"  waveform: {wave_file}")
+    refresh_report(run_dir.parent.parent)  # OUT/rtlsim/<sim>/ -> OUT
+
+
+def record_csim(out_dir: str | Path, passed: bool, build_seconds: float, run_seconds: float,
+                divergence: object = None, layers: bool = False) -> None:
+    """OUT/csim/result.json (atomically): the verdict of a C simulation and when it ran; then report.html."""
+    out = Path(out_dir)
+    meta = _json(out / "vectors" / "meta.json")
+    result = {"passed": passed, "build_seconds": round(build_seconds, 2), "run_seconds": round(run_seconds, 3),
+              "divergence": None if divergence is None else str(divergence), "layers_compared": layers,
+              "frames": meta.get("frames") if isinstance(meta, dict) else None,
+              "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    text = (json.dumps(result, indent=2, sort_keys=True) + "\n").encode()
+    write_file_atomically(out / "csim" / "result.json", lambda f: f.write(text))
+    refresh_report(out)
+
+
+def refresh_report(out: Path) -> None:
+    from hlsgen.report_html import refresh_or_warn
+
+    refresh_or_warn(out)
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def test_line(name: str, r: dict[str, Any]) -> str:
