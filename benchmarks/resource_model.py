@@ -158,8 +158,8 @@ def _nnls(a: np.ndarray, b: np.ndarray, iters: int = 2000) -> np.ndarray:
 
 
 def fit(results: dict[str, tuple[Dataflow, dict[str, dict[str, float]]]]) -> None:
-    """Refit LUT_COEF and FF_COEF: synthesis minus the structural part (DSP, memories), per layer,
-    each layer weighted by 1/measured (the tolerance is relative, so small layers count as much)."""
+    """Refit LUT_COEF and FF_COEF on synthesis minus the structural part (DSP, memories), per layer,
+    for the smallest largest relative error (`_minimax_nnls`)."""
     keys = list(LUT_COEF)
     feats: list[list[float]] = []
     luts: list[float] = []
@@ -180,9 +180,26 @@ def fit(results: dict[str, tuple[Dataflow, dict[str, dict[str, float]]]]) -> Non
             meas_ff.append(measured[lay.name]["ff"])
     a = np.array(feats)
     for label, target, measured in (("LUT_COEF", luts, meas_lut), ("FF_COEF", ffs, meas_ff)):
-        w = 1.0 / np.maximum(np.array(measured, dtype=float), 1.0)  # relative errors: the tolerance is relative
-        coef = _nnls(a * w[:, None], np.array(target, dtype=float) * w)
+        coef = _minimax_nnls(a, np.array(target, dtype=float), np.maximum(np.array(measured, dtype=float), 1.0))
         print(f"{label} = {{" + ", ".join(f'"{k}": {v:.3g}' for k, v in zip(keys, coef, strict=True)) + "}")
+
+
+def _minimax_nnls(a: np.ndarray, target: np.ndarray, measured: np.ndarray, rounds: int = 200) -> np.ndarray:
+    """Non-negative coefficients that keep the largest relative error small (the tolerance is a bound
+    per layer, not a mean): least squares weighted by 1/measured, then reweighted round by round, each
+    layer's weight growing with its relative error (iteratively reweighted least squares toward the
+    minimax fit)."""
+    fixed = measured - target  # the structural part of each layer
+    w = 1.0 / measured
+    best, best_err = np.zeros(a.shape[1]), np.inf
+    for _ in range(rounds):
+        coef = _nnls(a * w[:, None], target * w)
+        rel = np.abs(a @ coef + fixed - measured) / measured
+        if rel.max() < best_err:
+            best, best_err = coef, float(rel.max())
+        w = w * (1.0 + 4.0 * rel)
+        w = w / w.sum()
+    return best
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ from hlsgen.backends.render import TEMPLATES, copy_tree, render
 from hlsgen.backends.testbench import write_testbench
 from hlsgen.backends.verilog_layers import Unit, unit
 from hlsgen.errors import HlsgenError
+from hlsgen.hw.fifo import output_depth
 from hlsgen.hw.model import Dataflow, Layer, Stream
 
 RTL_TEMPLATES = TEMPLATES / "verilog" / "rtl"
@@ -91,7 +92,7 @@ def _stream(df: Dataflow, s: Stream) -> dict[str, Any]:
              for lay in df.consumers(s.name) for i, name in enumerate(lay.inputs) if name == s.name]
     if s.name == df.outputs[0].name:
         edges.append({"name": f"{s.name}_to_{OUTPUT_CONSUMER}", "consumer": OUTPUT_CONSUMER, "index": 0,
-                      "depth": 2})
+                      "depth": output_depth(s, list(df.layers))})
     if not edges:
         raise HlsgenError(f"stream {s.name} ({s.tensor}) is computed but never used")
     return {"name": s.name, "width": _width(s), "edges": edges}

@@ -25,7 +25,7 @@ from hlsgen.api import host_tail_nodes
 from hlsgen.backends.names import Namer
 from hlsgen.config_hw import HwConfig
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.fifo import fifo_depths
+from hlsgen.hw.fifo import fifo_depths, output_depth
 from hlsgen.hw.fold import Choice, Folding, choose_folding
 from hlsgen.hw.lower import lower_node
 from hlsgen.hw.model import Dataflow, Layer, Stream, canonical_order
@@ -62,9 +62,11 @@ def build_dataflow(graph: Graph, hw: HwConfig) -> Dataflow:
         options.append(forms)
     outs = tuple(streams[n.inputs[0]] for n in graph.nodes if n.op == "DequantizeOutput")
     by_name = {s.name: s for s in streams.values()}
-    depths = fifo_depths([forms[0] for forms in options], by_name)
-    folding = fold(options, by_name, depths, first.pixels, hw)
+    unfolded = [forms[0] for forms in options]
+    edges = {**fifo_depths(unfolded, by_name), **{(s.name, ""): output_depth(s, unfolded) for s in outs}}
+    folding = fold(options, by_name, edges, first.pixels, hw)
     layers = tuple(forms[i] for forms, i in zip(options, folding.picks, strict=True))
+    depths = fifo_depths(list(layers), by_name)  # margins follow the chosen cycles (hw/fifo.margin)
     return Dataflow(graph.name, hw.top, first, outs, by_name, layers, depths, folding)
 
 

@@ -9,20 +9,22 @@ import numpy as np
 from hlsgen.hw.lower import last_input_pixel
 from hlsgen.hw.model import Layer, Stream
 
-FIFO_MARGIN = 2
+FIFO_MARGIN = 2  # full throughput: a push and a pop in the same cycle
+SLICE_DEPTH = 1  # a register slice (hg_fifo DEPTH 1): one beat every other cycle, no memory
 
 
 def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tuple[str, str], int]:
-    """Depth of every stream edge: FIFO_MARGIN, plus for each input of a join (residual conv, add)
+    """Depth of every stream edge: its `margin`, plus for each input of a join (residual conv, add)
     the lead it can build up over the other input (conservative: ties in the dependency model count).
     A residual conv's output i waits for its main-input *window* (up to input pixel window[i]),
     which its own line buffer holds; only what arrives beyond that needs the FIFO."""
 
     need = input_needed(layers, by_name)
+    producers = {lay.output: lay for lay in layers}
     depths: dict[tuple[str, str], int] = {}
     for lay in layers:
         for s in lay.inputs:
-            depths[(s, lay.name)] = FIFO_MARGIN
+            depths[(s, lay.name)] = margin(by_name[s], producers.get(s), lay)
         if len(lay.inputs) == 2:
             main, skip = lay.inputs
             window = last_input_pixel(lay, by_name[main], by_name[lay.output])
@@ -34,6 +36,23 @@ def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tupl
             depths[(skip, lay.name)] = max(skip_d, main_d) if skip == main else skip_d
             depths[(main, lay.name)] = max(skip_d, main_d) if skip == main else main_d
     return depths
+
+
+def output_depth(stream: Stream, layers: list[Layer]) -> int:
+    """Depth of the FIFO in front of the network output port that carries `stream`."""
+    return margin(stream, next((lay for lay in layers if lay.output == stream.name), None), None)
+
+
+def margin(stream: Stream, producer: Layer | None, consumer: Layer | None) -> int:
+    """The depth an edge needs for rate alone. A stream of one beat per frame (a dense vector) between
+    units that each take two cycles or more per frame never sees two beats in consecutive cycles, so
+    a register slice carries it at full rate; every other edge gets FIFO_MARGIN beats. `producer` is
+    None for the network input (one beat per frame arrives at most every frame period), `consumer`
+    None for the network output (the sink may take a beat every cycle)."""
+    slow_ends = all(end is None or end.cycles >= 2 for end in (producer, consumer))
+    if stream.pixels == 1 and slow_ends and (producer is not None or consumer is not None):
+        return SLICE_DEPTH
+    return FIFO_MARGIN
 
 
 def skip_depth(main_need: np.ndarray, skip_need: np.ndarray) -> int:

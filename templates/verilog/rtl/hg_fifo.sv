@@ -1,7 +1,11 @@
 // hg_fifo: first-word-fall-through stream FIFO (valid/ready), DEPTH >= 1 beats.
-// Full throughput: a push and a pop may happen in the same cycle. in_ready, out_valid and out_data
-// change only at clock edges (no combinational path from in_* to out_* or from out_ready to in_ready),
-// so a FIFO cuts the ready chain between two layers.
+// in_ready, out_valid and out_data change only at clock edges (no combinational path from in_* to
+// out_* or from out_ready to in_ready), so a FIFO cuts the ready chain between two layers.
+// DEPTH >= 2: full throughput, a push and a pop may happen in the same cycle; the beats live in a
+// memory (LUTRAM under Yosys/Vivado).
+// DEPTH == 1: a register slice, one beat every other cycle at most; the beat is one register with a
+// clock enable (no LUTs on the data path). hlsgen uses it on edges that carry one beat per frame
+// (hw/fifo.py), where a 5,120-bit vector would otherwise take 3,400 LUTs of RAM32M.
 module hg_fifo #(
     parameter int WIDTH = 8,
     parameter int DEPTH = 2
@@ -15,35 +19,54 @@ module hg_fifo #(
     output logic             out_valid,
     input  logic             out_ready
 );
-    localparam int PW = DEPTH > 1 ? $clog2(DEPTH) : 1;
-    localparam int CW = $clog2(DEPTH + 1);
-    localparam int LAST = DEPTH - 1;
+    if (DEPTH == 1) begin : g_slice
+        logic [WIDTH-1:0] beat;
+        logic full;
 
-    logic [WIDTH-1:0] mem [0:DEPTH-1];
-    logic [PW-1:0] wr_ptr, rd_ptr;
-    logic [CW-1:0] count;
-    logic push, pop;
+        assign in_ready  = !full;
+        assign out_valid = full;
+        assign out_data  = beat;
 
-    assign in_ready  = count != DEPTH[CW-1:0];
-    assign out_valid = count != '0;
-    assign out_data  = mem[rd_ptr];
-    assign push = in_valid && in_ready;
-    assign pop  = out_valid && out_ready;
+        always_ff @(posedge clk) begin
+            if (in_valid && !full) beat <= in_data;
+        end
 
-    always_ff @(posedge clk) begin
-        if (push) mem[wr_ptr] <= in_data;
-    end
+        always_ff @(posedge clk) begin
+            if (!rst_n) full <= 1'b0;
+            else if (in_valid && !full) full <= 1'b1;
+            else if (out_ready && full) full <= 1'b0;
+        end
+    end else begin : g_ring
+        localparam int PW = $clog2(DEPTH);
+        localparam int CW = $clog2(DEPTH + 1);
+        localparam int LAST = DEPTH - 1;
 
-    always_ff @(posedge clk) begin
-        if (!rst_n) begin
-            wr_ptr <= '0;
-            rd_ptr <= '0;
-            count  <= '0;
-        end else begin
-            if (push) wr_ptr <= (wr_ptr == LAST[PW-1:0]) ? '0 : wr_ptr + 1'b1;
-            if (pop) rd_ptr <= (rd_ptr == LAST[PW-1:0]) ? '0 : rd_ptr + 1'b1;
-            if (push && !pop) count <= count + 1'b1;
-            else if (pop && !push) count <= count - 1'b1;
+        logic [WIDTH-1:0] mem [0:DEPTH-1];
+        logic [PW-1:0] wr_ptr, rd_ptr;
+        logic [CW-1:0] count;
+        logic push, pop;
+
+        assign in_ready  = count != DEPTH[CW-1:0];
+        assign out_valid = count != '0;
+        assign out_data  = mem[rd_ptr];
+        assign push = in_valid && in_ready;
+        assign pop  = out_valid && out_ready;
+
+        always_ff @(posedge clk) begin
+            if (push) mem[wr_ptr] <= in_data;
+        end
+
+        always_ff @(posedge clk) begin
+            if (!rst_n) begin
+                wr_ptr <= '0;
+                rd_ptr <= '0;
+                count  <= '0;
+            end else begin
+                if (push) wr_ptr <= (wr_ptr == LAST[PW-1:0]) ? '0 : wr_ptr + 1'b1;
+                if (pop) rd_ptr <= (rd_ptr == LAST[PW-1:0]) ? '0 : rd_ptr + 1'b1;
+                if (push && !pop) count <= count + 1'b1;
+                else if (pop && !push) count <= count - 1'b1;
+            end
         end
     end
 endmodule
