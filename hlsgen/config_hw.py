@@ -9,7 +9,8 @@
       simd: 0                  # default input-channel parallelism (0: hlsgen chooses)
       layers: {conv1: {pe: 8, simd: 3}}
       frames: 4                # test-vector frames written by `hlsgen compile`
-      hls: {enabled: true, clock_ns: 10.0, ap_ctrl: none}   # clock_ns: the design clock (also for target_fps)
+      tlast: false             # TLAST (and TKEEP/TSTRB) on the output stream, set on the last beat of a frame
+      hls: {enabled: true, clock_ns: 10.0, ap_ctrl: none, tool: vitis}   # clock_ns: also the clock of target_fps
       rtl: {enabled: true}
 """
 
@@ -27,6 +28,7 @@ from hlsgen.identifiers import identifier_problem
 from hlsgen.schema import Where, as_mapping, check_int, check_keys, get_bool, get_enum, get_float, get_int, get_str
 
 AP_CTRL = ("none", "hs")
+HLS_TOOLS = ("vitis", "vivado")  # vivado: Vivado HLS (2018.3-2020.1): -std=c++0x, RESOURCE pragmas
 DEFAULT_PART = "xc7z020clg400-1"
 # Xilinx part names: xc7z020clg400-1, xczu7ev-ffvc1156-2-e, xcvu9p-flga2104-2l-e
 _PART = re.compile(r"[A-Za-z][A-Za-z0-9]{2,39}(-[A-Za-z0-9]{1,12}){0,4}\Z")
@@ -53,6 +55,7 @@ class HlsConfig:
     part: str = DEFAULT_PART  # always hw.part (kept here for the HLS scripts)
     clock_ns: float = 10.0
     ap_ctrl: str = "none"
+    tool: str = "vitis"  # the HLS tool the scripts and pragmas target (HLS_TOOLS)
 
 
 @dataclass(frozen=True)
@@ -70,12 +73,14 @@ class HwConfig:
     simd: int = 0
     layers: Mapping[str, Parallelism] = field(default_factory=lambda: MappingProxyType({}))
     frames: int = 4
+    tlast: bool = False  # output stream: TLAST on the last beat of each frame (+ TKEEP/TSTRB all ones)
     hls: HlsConfig = field(default_factory=HlsConfig)
     rtl: RtlConfig = field(default_factory=RtlConfig)
 
     def to_dict(self) -> dict[str, Any]:
         return {"top": self.top, "part": self.part, "budget": {k: v for k, v in asdict(self.budget).items() if v},
                 "target_fps": self.target_fps, "pe": self.pe, "simd": self.simd, "frames": self.frames,
+                "tlast": self.tlast,
                 "layers": {k: {a: b for a, b in asdict(v).items() if b is not None} for k, v in self.layers.items()},
                 "hls": asdict(self.hls), "rtl": asdict(self.rtl)}
 
@@ -106,7 +111,8 @@ def parse_hw(section: Any, where: Where) -> HwConfig:
         simd=get_int(m, "simd", where, d.simd, 0, 4096),
         layers=_parse_layers(m.get("layers"), where.child("layers")),
         frames=get_int(m, "frames", where, d.frames, 1, 1000),
-        hls=HlsConfig(hls.enabled, part, hls.clock_ns, hls.ap_ctrl),
+        tlast=get_bool(m, "tlast", where, d.tlast),
+        hls=HlsConfig(hls.enabled, part, hls.clock_ns, hls.ap_ctrl, hls.tool),
         rtl=RtlConfig(enabled=get_bool(_rtl_map(m.get("rtl"), where.child("rtl")), "enabled",
                                        where.child("rtl"), True)),
     )
@@ -144,6 +150,7 @@ def _parse_hls(section: Any, where: Where) -> HlsConfig:
         part=_part(get_str(m, "part", where, d.part), where),
         clock_ns=get_float(m, "clock_ns", where, d.clock_ns, "a finite number > 0", lambda x: 0 < x < 1e6),
         ap_ctrl=get_enum(m, "ap_ctrl", where, AP_CTRL, d.ap_ctrl),
+        tool=get_enum(m, "tool", where, HLS_TOOLS, d.tool),
     )
 
 

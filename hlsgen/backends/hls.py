@@ -5,10 +5,15 @@
       src/params.h            one config struct per layer (geometry, folds, widths, requant scalars)
       src/weights.h           the constant tables (weights, biases, multipliers, shifts)
       src/kernels/*.h         hand-written kernels, copied from templates/hls/kernels/
+      src/hlsgen_axis.h       with hw.tlast: the output beat with TLAST/TKEEP/TSTRB (templates/hls/axis/)
       tb/                     C-sim testbench (testbench/csim/ plus the generated tb_glue.h)
-      hls_config.cfg          Vitis unified flow (v++ -c --mode hls)
-      run_hls.tcl             classic Tcl flow (vitis_hls -f / vivado_hls -f)
-      README.md
+      hls_config.cfg          Vitis unified flow (v++ -c --mode hls, vitis-run --mode hls)
+      run_hls.tcl             Tcl flow (vitis-run --mode hls --tcl, vitis_hls -f, vivado_hls -f)
+      README.md               the commands to type for csim, csynth, cosim and export
+
+Test vectors: both scripts add ../vectors as a test-bench file (`tb.file`, `add_files -tb`), which the tool
+copies beside the simulation binary, and pass its name to the testbench (`csim.argv`/`cosim.argv`,
+`csim_design -argv`/`cosim_design -argv`); `hlsgen csim` passes the absolute path.
 
 Wiring: every stream edge (stream, reading layer) is one hls::stream with the depth the dataflow
 computed for it (skip FIFOs included). A stream read by several layers (or by a layer and a top
@@ -51,6 +56,8 @@ def write_hls(df: Dataflow, hw: HwConfig, out: Path) -> None:
     folder = out / "hls"
     copy_tree(TEMPLATES / "hls" / "kernels", folder / "src" / "kernels")
     copy_tree(TESTBENCH / "csim", folder / "tb")
+    if hw.tlast:
+        copy_tree(TEMPLATES / "hls" / "axis", folder / "src")
     for target, template in GENERATED.items():
         path = folder / target
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -66,6 +73,7 @@ class Wiring:
     reads: dict[tuple[str, str, int], str] = field(default_factory=dict)  # (stream, layer, input) -> var
     forks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # stream -> fork2 calls
     names: Namer = field(default_factory=lambda: Namer())  # unique variable names ("s_..." only)
+    ports: dict[str, str] = field(default_factory=dict)  # output port -> variable its stream is written to
 
     def declare(self, var: str, stream: Stream, depth: int, note: str) -> str:
         """A new internal stream (its name made unique); returns the variable name."""
@@ -78,11 +86,19 @@ def port_names(df: Dataflow) -> list[str]:
     return ["out"] if len(df.outputs) == 1 else [f"out_{k}" for k in range(len(df.outputs))]
 
 
-def wire(df: Dataflow, depths: Mapping[tuple[str, str], int] | None = None) -> Wiring:
-    """Streams and forks of the top function; `depths` (default: the dataflow's) per stream edge."""
+def axis_var(port: str) -> str:
+    """With hw.tlast: the internal stream a network output is written to before `axis_last` adds TLAST."""
+    return f"s_{port}_axis"
+
+
+def wire(df: Dataflow, depths: Mapping[tuple[str, str], int] | None = None, tlast: bool = False) -> Wiring:
+    """Streams and forks of the top function; `depths` (default: the dataflow's) per stream edge.
+    `tlast`: each output port is fed by an `axis_last` call from an internal stream (axis_var)."""
     w = Wiring()
     depths = df.fifo_depth if depths is None else depths
     ports = port_names(df)
+    for p, o in zip(ports, df.outputs, strict=True):
+        w.ports[p] = w.declare(axis_var(p), o, FIFO_MARGIN, f"{o.name} -> {p} (TLAST)") if tlast else p
     for s in [df.input.name] + [lay.output for lay in df.layers]:
         stream = df.streams[s]
         sinks: list[tuple[str, Any]] = [("layer", (lay.name, i)) for lay in df.layers
@@ -104,7 +120,7 @@ def wire(df: Dataflow, depths: Mapping[tuple[str, str], int] | None = None) -> W
 def _sink_var(w: Wiring, df: Dataflow, depths: Mapping[tuple[str, str], int], stream: Stream, kind: str, sink: Any,
               forked: bool, k: int) -> str:
     if kind == "port":
-        return str(sink)
+        return w.ports[sink]
     layer, index = sink
     if stream.name == df.input.name and not forked:
         var = "in"
@@ -147,16 +163,20 @@ def hls_context(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
         raise HlsgenError(f"{df.name}: a network output is the network input itself; no hardware to generate")
     codes = [layer_code(df, lay) for lay in df.layers]
     check_beat_widths(df, codes)
-    w = wire(df, rate_depths(df, codes))
+    w = wire(df, rate_depths(df, codes), hw.tlast)
     calls = list(w.forks.get(df.input.name, []))
     for code in codes:
         calls += layer_calls(code, df, w, code.name)
     ports = port_names(df)
+    if hw.tlast:  # the last process of the dataflow: TLAST on the last beat of every frame
+        calls += [{"func": "axis_last", "targs": [str(s.pixels), str(s.beat_bits)], "args": [w.ports[p], p]}
+                  for p, s in zip(ports, df.outputs, strict=True)]
     outputs = [{"port": p, "type": f"{hw.top}_{p}_t", "stream": s.name, "tensor": s.tensor, "bits": s.bits,
                 "signed": int(s.signed), "channels": s.channels, "beats": s.pixels, "beat_bits": s.beat_bits,
                 "file": "output.hex" if len(ports) == 1 else f"output_{k}.hex"}
                for k, (p, s) in enumerate(zip(ports, df.outputs, strict=True))]
     return {"name": df.name, "top": hw.top, "hls": hw.hls, "ap_ctrl": f"ap_ctrl_{hw.hls.ap_ctrl}",
+            "tlast": hw.tlast, "vivado": hw.hls.tool == "vivado", "vectors": VECTORS,
             "frames": hw.frames, "layers": codes, "calls": calls, "streams": w.decls,
             "input": {"type": f"{hw.top}_in_t", "stream": df.input.name, "tensor": df.input.tensor,
                       "bits": df.input.bits, "signed": int(df.input.signed), "channels": df.input.channels,
@@ -165,6 +185,7 @@ def hls_context(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
             "bottleneck": df.bottleneck, "guard": f"HLSGEN_{hw.top.upper()}_H"}
 
 
+VECTORS = "vectors"  # the test-bench copy of ../vectors the tools make (tb.file / add_files -tb), passed as argv
 MAX_BEAT_BITS = 4096  # Vitis HLS: the widest ap_uint a stream or a register can hold (AP_INT_MAX_W)
 
 

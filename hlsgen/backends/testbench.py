@@ -29,10 +29,12 @@ _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 REPLAY_FILES = ("hg_stream_check.sv", f"{REPLAY_TOP}.sv")  # compile order, testbench top last
 
 
-def write_testbench(df: Dataflow, out: Path, model: str) -> None:
+def write_testbench(df: Dataflow, out: Path, model: str, tlast: bool = False) -> None:
+    """`tlast` (hw.tlast): the cocotb tests also check out_r_TLAST/TKEEP/TSTRB on every output beat."""
     folder = out / "tb"
     copy_tree(TESTBENCH / "cocotb", folder)
-    context = {"top": df.top, "model": model, "cycles": df.cycles_per_frame}
+    context = {"top": df.top, "model": model, "cycles": df.cycles_per_frame, "tlast": tlast,
+               "out_beats": df.outputs[0].pixels, "out_bytes": df.outputs[0].beat_bits // 8}
     (folder / f"test_{df.top}.py").write_text(render("verilog/tb/test_top.py.j2", **context))
     (folder / "Makefile").write_text(render("verilog/tb/Makefile.j2", **context))
     write_replay(df, out, model)
