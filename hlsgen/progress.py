@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 MODES = ("rich", "plain", "quiet")
 TIMINGS = "timings.json"
 MAX_TIMINGS = 500
+MIN_ESTIMATE = 1.0  # seconds; a shorter estimate is not shown
 
 _lock = threading.RLock()
 _mode: str | None = None  # None: detect at each use
@@ -203,6 +204,8 @@ def task(kind: str, description: str, total: int | None = None, estimate: float 
     Plain mode prints `[kind] description` at the start and `[kind] description: done in N s` at the
     end (`plain=False`: neither, e.g. when the command prints its own verdict; named advances still
     print); nothing more is printed when the block raises (the error says it)."""
+    if estimate is not None and estimate < MIN_ESTIMATE:
+        estimate = None  # nothing worth announcing
     t = Task(kind, description, total, estimate, plain, mode())
     if t.mode == "plain" and plain:
         est = f" (estimate {seconds_text(estimate)})" if estimate else ""

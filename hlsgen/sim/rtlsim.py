@@ -88,23 +88,19 @@ def _cycles_per_frame(out: Path) -> int | None:
 
 
 def _replay(out: Path, top: str, sim: str, build_dir: Path, run_dir: Path, frames: int | None, waves: bool) -> float:
-    """The replay run, shown as a task: frames and estimated cycles (the simulator reports only at the
-    end), elapsed time, and the time left at the speed of the previous replay of this design."""
+    """The replay run, shown as a task: frames and the cycle model's cycles per frame (the simulator
+    reports only at the end), elapsed time, and the time left at the previous replay's wall-clock
+    seconds per model cycle (this design's, else any design's)."""
     n = frames or _stored_frames(out)
     per_frame = _cycles_per_frame(out)
-    cycles = n * per_frame if per_frame else None
-    keys = (f"rtlsim:{sim}:replay-cycles/s:{out.name}", f"rtlsim:{sim}:replay-cycles/s")
-    speed = progress.estimate(*keys)
-    what = f"{n} frame{'s' if n != 1 else ''}" + (f", ~{cycles:,} cycles" if cycles else "")
+    keys = (f"rtlsim:{sim}:replay-s/cycle:{out.name}", f"rtlsim:{sim}:replay-s/cycle")
+    rate = progress.estimate(*keys)
+    what = f"{n} frame{'s' if n != 1 else ''}" + (f" at {per_frame:,} cycles/frame (cycle model)" if per_frame else "")
     with progress.task("rtlsim", f"{sim} replay of {out.name}: {what}",
-                       estimate=cycles / speed if cycles and speed else None):
+                       estimate=n * per_frame * rate if per_frame and rate else None):
         seconds = replay.run_replay(out, top, sim, build_dir, run_dir, frames, waves)
-    try:
-        rate = float(json.loads((run_dir / "result.json").read_text())["throughput"]["cycles_per_second"])
-    except (OSError, ValueError, KeyError, TypeError):
-        rate = 0.0
-    if not waves:  # a waveform dump slows the simulator down: not a figure for the next estimate
-        progress.remember(rate, *keys)
+    if per_frame and not waves:  # a waveform dump slows the simulator down: not a figure for the next estimate
+        progress.remember(seconds / (n * per_frame), *keys)
     return seconds
 
 
