@@ -3,7 +3,8 @@
 OUT/rtl/
   hg_*.sv              hand-written parameterised modules, copied from templates/verilog/rtl/
   <top>.sv             the generated top (templates/verilog/top.sv.j2): FIFOs, forks, AXI-Stream
-                       ports named as Vitis HLS names them, one instance per layer of the module
+                       ports named as Vitis HLS names them (with hw.tlast: out_r_TLAST/TKEEP/TSTRB as
+                       for an ap_axiu<W,0,0,0> port), one instance per layer of the module
                        <top>__<layer> (defined below the top in the same file: window + unit), which
                        `hlsgen synth` synthesizes as a top of its own
   <top>_<layer>_w.mem  weight ROMs ($readmemh; the simulator's working directory must hold them)
@@ -33,15 +34,16 @@ OUTPUT_CONSUMER = "out_r"
 def rtl_backend(c: Compilation, df: Dataflow, out: Path) -> None:
     """The BACKENDS entry: OUT/rtl and OUT/tb unless `hw.rtl.enabled` is false."""
     if c.config.hw.rtl.enabled:
-        write_rtl(df, out, c.graph.name)
-        write_testbench(df, out, c.graph.name)
+        write_rtl(df, out, c.graph.name, c.config.hw.tlast)
+        write_testbench(df, out, c.graph.name, c.config.hw.tlast)
 
 
-def write_rtl(df: Dataflow, out: Path, model: str) -> None:
-    """Write OUT/rtl/ for the dataflow `df` (the caller checks hw.rtl.enabled)."""
+def write_rtl(df: Dataflow, out: Path, model: str, tlast: bool = False) -> None:
+    """Write OUT/rtl/ for the dataflow `df` (the caller checks hw.rtl.enabled); `tlast` (hw.tlast):
+    the output port gets TLAST (last beat of every frame) and TKEEP/TSTRB (all ones)."""
     folder = out / "rtl"
     copied = copy_tree(RTL_TEMPLATES, folder)
-    design = design_context(df, model)
+    design = design_context(df, model, tlast)
     (folder / f"{df.top}.sv").write_text(render("verilog/top.sv.j2", **design))
     for u in design["units"]:
         if u["mem_file"]:
@@ -61,7 +63,7 @@ def layer_module(top: str, layer: str) -> str:
     return f"{top}__{layer}"
 
 
-def design_context(df: Dataflow, model: str) -> dict[str, Any]:
+def design_context(df: Dataflow, model: str, tlast: bool = False) -> dict[str, Any]:
     if len(df.outputs) != 1:
         raise HlsgenError(f"{model}: the Verilog backend supports one network output, the model has "
                           f"{len(df.outputs)}; set hw.rtl.enabled: false to skip it")
@@ -74,7 +76,8 @@ def design_context(df: Dataflow, model: str) -> dict[str, Any]:
             "input": df.input.name, "in_width": _width(df.input), "in_beat": df.input.beat_bits,
             "in_pad": df.input.beat_bits - _width(df.input), "out_beat": out_stream.beat_bits,
             "out_pad": out_stream.beat_bits - _width(out_stream), "out_edge": out_edge,
-            "streams": streams, "units": units}
+            "streams": streams, "units": units, "tlast": tlast, "out_beats": out_stream.pixels,
+            "last_bits": max(1, (out_stream.pixels - 1).bit_length())}
 
 
 def _width(s: Stream) -> int:
