@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml
 	test -f /usr/include/lz4.h || (apt-get update -qq && apt-get install -y -qq liblz4-dev) || true
 	@# Icarus Verilog: the RTL fuzz slice of the default suite simulates on it (seconds per network)
 	command -v iverilog >/dev/null || (apt-get update -qq && apt-get install -y -qq iverilog) || true
+	@# headless Chromium + chromedriver: tests/browser opens OUT/report.html in a real browser
+	test -x /usr/bin/chromedriver || (apt-get update -qq && apt-get install -y -qq chromium chromium-driver) || true
 	touch $(STAMP)
 
 demo: $(STAMP)

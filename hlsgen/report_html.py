@@ -260,7 +260,7 @@ def _costs(r: dict[str, Any], res: Results) -> str:
                "synth": measured("bram36_eq")}]
     src = ("estimates of the resource model (docs/hardware.md) next to Yosys synthesis (OUT/synth/)" if synth
            else "estimates of the resource model (docs/hardware.md); `hlsgen synth OUT` adds synthesis figures")
-    return (f'<h2 id="costs">Cost per layer</h2>\n<p class="muted">Bars: {_e(src)}. Dashed line: the frame '
+    return (f'<h2 id="costs">Cost per layer</h2>\n<p class="muted">Bars: {_inline(src)}. Dashed line: the frame '
             f'period, {hw["cycles_per_frame"]:,} cycles.</p>\n'
             f'<div class="plot">{plots.layer_bars(names, panels)}</div>')
 
