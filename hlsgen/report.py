@@ -237,7 +237,8 @@ def _act_hist(v: np.ndarray | None, q: Any) -> dict[str, Any] | None:
     lo, hi = min(float(v.min()), rlo), max(float(v.max()), rhi)
     if hi <= lo:
         hi = lo + s
-    clipped = float(np.mean((v < rlo - s / 2) | (v > rhi + s / 2)))
+    # a sign quantizer (bipolar) maps every value to ±1: nothing is clipped, there is no range to leave
+    clipped = None if q.int.bipolar else float(np.mean((v < rlo - s / 2) | (v > rhi + s / 2)))
     return {"unit": "value", "lo": lo, "hi": hi, "counts": _hist(v, lo, hi), "range": [rlo, rhi],
             "clipped": clipped, "type": str(q.int), "scale": s, "zero_point": zp,
             "data_min": float(v.min()), "data_max": float(v.max())}

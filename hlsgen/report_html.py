@@ -253,6 +253,8 @@ def _costs(r: dict[str, Any], res: Results) -> str:
     panels = [{"title": "cycles / frame", "estimate": [row["cycles"] for row in rows],
                "limit": hw["cycles_per_frame"], "limit_label": "frame period"},
               {"title": "MACs / frame", "estimate": [row["macs"] for row in rows]},
+              {"title": "multipliers (PE × SIMD)", "estimate": [row["pe"] * row["simd"] if row["macs"] else 0
+                                                                for row in rows]},
               {"title": "DSP (multipliers)", "estimate": [row["resources"]["dsp"] for row in rows],
                "synth": measured("dsp")},
               {"title": "LUT", "estimate": [row["resources"]["lut"] for row in rows], "synth": measured("lut")},
@@ -304,10 +306,10 @@ def _quantization(r: dict[str, Any]) -> str:
 
 
 def _qrow(name: str, h: dict[str, Any], scale: str, zp: str, rng: str, seen: str) -> str:
-    cls = ' class="fail n"' if h["clipped"] > 0.01 else ' class="n"'
+    cls = ' class="fail n"' if (h["clipped"] or 0) > 0.01 else ' class="n"'
     return (f"<tr><td>{_e(shown(name))}</td><td>{_e(h['type'])}</td><td class=n>{_e(scale)}</td>"
             f"<td class=n>{_e(zp)}</td><td>{_e(rng)}</td><td>{_e(seen)}</td>"
-            f"<td{cls}>{100 * h['clipped']:.3g}%</td></tr>")
+            f"<td{cls}>{plots.percent(h['clipped'])}</td></tr>")
 
 
 def _floored(r: dict[str, Any]) -> str:

@@ -123,7 +123,7 @@ def _hist_panel(ax: Axes, name: str, what: str, h: dict[str, Any] | None) -> Non
     for bound in (lo, hi):
         ax.axvline(bound, color=LIMIT, linestyle="--", linewidth=1)
     unit = {"LSB": "in LSB of the channel scale", "code": "integer codes", "value": "real value"}[h["unit"]]
-    ax.set_title(f"{label(name)} {what} ({h['type']}, {unit}); clipped {100 * h['clipped']:.3g}%", loc="left")
+    ax.set_title(f"{label(name)} {what} ({h['type']}, {unit}); clipped {percent(h['clipped'])}", loc="left")
     ax.tick_params(labelsize=7)
 
 
@@ -133,6 +133,10 @@ def _count(v: float, _pos: int | None = None) -> str:
         if v >= div:
             return f"{v / div:g}{suffix}"
     return f"{v:g}"
+
+
+def percent(share: float | None) -> str:
+    return "n/a" if share is None else f"{100 * share:.3g}%"
 
 
 def error_bars(names: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]]) -> str:
