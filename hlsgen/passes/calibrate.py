@@ -112,7 +112,7 @@ def _activations(graph: Graph, needed: list[str], data: np.ndarray) -> dict[str,
     if n < PROGRESS_MIN:
         return run_graph(graph, data, keep=set(needed))
     parts: dict[str, list[np.ndarray]] = {}
-    what = f"{n:,} inputs through the float model, {len(needed)} tensor(s) to measure"
+    what = f"{n:,} inputs, {len(needed)} tensor(s) to measure"
     with progress.task("calibrate", what, total=n) as task:
         for start in range(0, n, CHUNK):
             chunk = data[start:start + CHUNK]

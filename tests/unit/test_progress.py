@@ -165,7 +165,7 @@ def test_chunked_calibration_equals_one_batch(monkeypatch: pytest.MonkeyPatch,
         err = capsys.readouterr().err
         monkeypatch.setattr(calibrate, "PROGRESS_MIN", 10**9)
         whole = compile_model(MLP, None, calib)
-    assert err.startswith("[calibrate] 300 inputs through the float model") and ": done in " in err
+    assert err.startswith("[calibrate] 300 inputs, ") and ": done in " in err
     assert capsys.readouterr().err == ""  # one batch below PROGRESS_MIN: no progress
     qtypes = {t.name: t.qtype for t in whole.graph.tensors.values() if t.qtype is not None}
     assert qtypes and qtypes == {t.name: t.qtype for t in chunked.graph.tensors.values() if t.qtype is not None}
