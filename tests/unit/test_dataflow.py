@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import model_zoo
 import numpy as np
@@ -13,7 +14,7 @@ from hlsgen.backends.vectors import pack_beats, stream_codes, unpack_beats
 from hlsgen.config import config_from_dict
 from hlsgen.frontend import from_onnx_model
 from hlsgen.hw.dataflow import build_dataflow
-from hlsgen.hw.fifo import skip_depth
+from hlsgen.hw.fifo import FIFO_MARGIN, SLICE_DEPTH, output_depth, skip_depth
 
 
 @pytest.fixture(scope="module")
@@ -110,3 +111,33 @@ def test_nhwc_model_streams_its_input_in_memory_order() -> None:
     assert np.array_equal(stream_codes(raw, df.input).reshape(4, -1), raw.reshape(4, -1))
     conv = next(lay for lay in df.layers if lay.kind == "conv")
     assert conv.inputs == (df.input.name,)  # the Transpose costs no hardware
+
+
+def _mlp_dataflow(hw: dict[str, object]):  # type: ignore[no-untyped-def]
+    ex = Path(__file__).resolve().parents[2] / "examples" / "mlp_yaml"
+    c = compile_model(ex / "model.yaml", config_from_dict({"hw": hw}, "t"))
+    return build_dataflow(c.graph, c.config.hw)
+
+
+def test_one_beat_per_frame_edges_get_a_register_slice() -> None:
+    """Dense vectors between units that take >= 2 cycles per frame: depth 1 (hg_fifo's register slice,
+    no LUTRAM), the output edge too; a unit at one cycle per frame needs full rate: FIFO_MARGIN."""
+    folded = _mlp_dataflow({"layers": {"fc1": {"pe": 2, "simd": 8}, "fc2": {"pe": 2, "simd": 8},
+                                       "fc3": {"pe": 2, "simd": 8}}})
+    assert all(lay.cycles >= 2 for lay in folded.layers)
+    assert set(folded.fifo_depth.values()) == {SLICE_DEPTH}
+    last = folded.layers[-1]
+    assert output_depth(folded.streams[last.output], list(folded.layers)) == SLICE_DEPTH
+    unrolled = _mlp_dataflow({"layers": {"fc1": {"pe": 32, "simd": 64}, "fc2": {"pe": 2, "simd": 8},
+                                         "fc3": {"pe": 2, "simd": 8}}})
+    fc1, fc2 = unrolled.layers[0], unrolled.layers[1]
+    assert fc1.cycles == 1
+    assert unrolled.fifo_depth[(unrolled.input.name, fc1.name)] == FIFO_MARGIN  # its consumer is fc1
+    assert unrolled.fifo_depth[(fc1.output, fc2.name)] == FIFO_MARGIN  # its producer is fc1
+
+
+def test_multi_beat_streams_keep_the_full_rate_margin(resnet) -> None:  # type: ignore[no-untyped-def]
+    _, df = resnet
+    for (stream, _), depth in df.fifo_depth.items():
+        if df.streams[stream].pixels > 1:
+            assert depth >= FIFO_MARGIN
