@@ -141,22 +141,28 @@ def test_verilog_lint_with_tlast(design: Path) -> None:
     assert r.returncode == 0 and "%Warning" not in r.stderr and "%Error" not in r.stderr, r.stderr[-4000:]
 
 
-def _results(out: Path) -> dict[str, Any]:
-    return json.loads((out / "rtlsim" / "verilator" / "result.json").read_text())
+SIMS = [pytest.param("verilator"),
+        pytest.param("icarus", marks=pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog"))]
 
 
-def test_rtlsim_bit_exact_with_tlast(design: Path) -> None:
+def _results(out: Path, sim: str) -> dict[str, Any]:
+    return json.loads((out / "rtlsim" / sim / "result.json").read_text())
+
+
+@pytest.mark.parametrize("sim", SIMS)
+def test_rtlsim_bit_exact_with_tlast(design: Path, sim: str) -> None:
     """The SV replay (which leaves out_r_TLAST unconnected) and the cocotb stall run, whose monitor checks
-    TLAST/TKEEP/TSTRB on every output beat."""
-    assert run_rtlsim(design, seed=3) == 0
-    res = _results(design)
+    TLAST/TKEEP/TSTRB on every output beat (X before reset included, on Icarus)."""
+    assert run_rtlsim(design, sim=sim, seed=3) == 0
+    res = _results(design, sim)
     assert set(res) == {"throughput", "random_stalls"}
     for r in res.values():
         assert r["passed"] and r["mismatches"] == 0 and r["beats"] == r["expected_beats"] > 0, r
     assert "tlast_errors" not in res["random_stalls"]
 
 
-def test_rtlsim_catches_a_wrong_tlast(design: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sim", SIMS)
+def test_rtlsim_catches_a_wrong_tlast(design: Path, tmp_path: Path, sim: str) -> None:
     """Negative control: TLAST one beat early in the Verilog top; the data stay bit-exact."""
     out = tmp_path / "out"
     shutil.copytree(design, out, ignore=shutil.ignore_patterns("rtlsim", "build"))
@@ -165,8 +171,8 @@ def test_rtlsim_catches_a_wrong_tlast(design: Path, tmp_path: Path) -> None:
     text = top.read_text()
     assert text.count(good) == 1
     top.write_text(text.replace(good, f"assign out_r_TLAST = out_beat == 5'd{OUT_BEATS - 2};"))
-    assert run_rtlsim(out, seed=3, waves=True) == 1
-    res = _results(out)
+    assert run_rtlsim(out, sim=sim, seed=3, waves=True) == 1
+    res = _results(out, sim)
     assert res["throughput"]["passed"]  # the replay does not look at TLAST; the data are right
     stall = res["random_stalls"]
     assert not stall["passed"] and stall["mismatches"] == 0 and stall["tlast_errors"] > 0
