@@ -238,9 +238,10 @@ def _act_hist(v: np.ndarray | None, q: Any) -> dict[str, Any] | None:
     if hi <= lo:
         hi = lo + s
     # a sign quantizer (bipolar) maps every value to ±1: nothing is clipped, there is no range to leave
-    clipped = None if q.int.bipolar else float(np.mean((v < rlo - s / 2) | (v > rhi + s / 2)))
+    below, above = (None, None) if q.int.bipolar else (float(np.mean(v < rlo - s / 2)), float(np.mean(v > rhi + s / 2)))
     return {"unit": "value", "lo": lo, "hi": hi, "counts": _hist(v, lo, hi), "range": [rlo, rhi],
-            "clipped": clipped, "type": str(q.int), "scale": s, "zero_point": zp,
+            "clipped": None if below is None or above is None else below + above, "clipped_below": below,
+            "clipped_above": above, "type": str(q.int), "scale": s, "zero_point": zp,
             "data_min": float(v.min()), "data_max": float(v.max())}
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import hlsgen.backends  # noqa: F401  (first: hlsgen.report imports hw.lower, which the backends import)
 from hlsgen import report_plots as plots
 from hlsgen.errors import HlsgenError
 from hlsgen.identifiers import shown
@@ -285,10 +286,12 @@ def _quantization(r: dict[str, Any]) -> str:
         return head + "<p>No profile in report.json (compiled by an older hlsgen).</p>"
     rows = [(f"input {p['input']['tensor']}", None, p["input"]["activation"])]
     ops = {row["name"]: row["op"] for row in r["layers"]}
-    rows += [(name, v["weights"], v["activation"]) for name, v in p["layers"].items()
-             if (v["weights"] or v["activation"]) and ops.get(name) not in LAYOUT_OPS]
+    profiled = [(name, p["layers"][name]) for name in ops if name in p["layers"]]  # in layer order
+    rows += [(name, v["weights"], v["activation"]) for name, v in profiled
+             if (v["weights"] or v["activation"]) and ops[name] not in LAYOUT_OPS]
     text = (f"Histograms of {_e(p['samples'])}, counts on a log scale; dashed lines: the range the integer type "
-            "covers, shaded: clipped. Weights in LSB of their channel's scale (a quantized model's own codes).")
+            "covers, shaded: clipped. Weights in LSB of their channel's scale (a quantized model's own codes). "
+            "A range starting at 0 clips the negative values on purpose: it is a ReLU folded into the quantizer.")
     table = ["<table><tr><th>tensor</th><th>type</th><th class=n>scale</th><th class=n>zero point</th>"
              "<th>range</th><th>seen</th><th class=n>clipped</th></tr>"]
     for name, w, a in rows:
@@ -306,10 +309,20 @@ def _quantization(r: dict[str, Any]) -> str:
 
 
 def _qrow(name: str, h: dict[str, Any], scale: str, zp: str, rng: str, seen: str) -> str:
-    cls = ' class="fail n"' if (h["clipped"] or 0) > 0.01 else ' class="n"'
+    relu = h.get("clipped_below") is not None and h["range"][0] >= 0  # below a range from 0: a ReLU, not a loss
+    flagged = (h["clipped_above"] if relu else h["clipped"]) or 0
+    cls = ' class="fail n"' if flagged > 0.01 else ' class="n"'
     return (f"<tr><td>{_e(shown(name))}</td><td>{_e(h['type'])}</td><td class=n>{_e(scale)}</td>"
             f"<td class=n>{_e(zp)}</td><td>{_e(rng)}</td><td>{_e(seen)}</td>"
-            f"<td{cls}>{plots.percent(h['clipped'])}</td></tr>")
+            f"<td{cls}>{_clipped(h)}</td></tr>")
+
+
+def _clipped(h: dict[str, Any]) -> str:
+    """The clipped share, and for activations its split (below the range at 0 is a ReLU's work)."""
+    total = plots.percent(h["clipped"])
+    if h.get("clipped_below") is None or not h["clipped"]:
+        return total
+    return f"{total} ({plots.percent(h['clipped_below'])} below, {plots.percent(h['clipped_above'])} above)"
 
 
 def _floored(r: dict[str, Any]) -> str:
@@ -332,7 +345,7 @@ def _errors(r: dict[str, Any], res: Results) -> str:
            f"{_e(', '.join(f'{v:.0%}' for v in e['argmax_agreement']))}.</p>"]
     layers = p.get("layers", {})
     ops = {row["name"]: row["op"] for row in r["layers"]}
-    names = [n for n, v in layers.items() if v.get("error") and ops.get(n) not in LAYOUT_OPS]
+    names = [n for n, op in ops.items() if (layers.get(n) or {}).get("error") and op not in LAYOUT_OPS]
     ort = _ort_rows(r, res)
     series: list[tuple[str, list[float | None]]] = []
     if names:

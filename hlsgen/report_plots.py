@@ -152,6 +152,7 @@ def error_bars(names: Sequence[str], series: Sequence[tuple[str, Sequence[float 
         ax.set_yticks(range(len(names)), [label(n) for n in names])
         ax.invert_yaxis()
         ax.set_xscale("symlog", linthresh=1)
+        ax.set_xlim(0, max(2.0, 1.3 * max((v or 0 for _, values in series for v in values), default=0)))
         ax.xaxis.set_minor_locator(NullLocator())
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.set_xlabel("LSB of the layer's output scale")

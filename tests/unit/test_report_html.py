@@ -205,6 +205,22 @@ def _fake_synth(out: Path, r: dict[str, object]) -> None:
     (out / "synth" / "utilization.md").write_text(render_table(u) + "\n")
 
 
+def test_rebuild_command_in_a_fresh_process(outs: tuple[Path, Path], tmp_path: Path) -> None:
+    """`python -m hlsgen.report_html OUT` (and so rtlsim's refresh, which imports it first) rebuilds the page."""
+    import shutil
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    shutil.copytree(outs[0], out)
+    (out / NAME).unlink()
+    done = subprocess.run([sys.executable, "-m", "hlsgen.report_html", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (out / NAME).read_bytes() == (outs[0] / NAME).read_bytes()
+    bad = subprocess.run([sys.executable, "-m", "hlsgen.report_html", str(tmp_path)], capture_output=True, text=True)
+    assert bad.returncode == 2 and "not a folder written by `hlsgen compile`" in bad.stderr
+
+
 def test_refresh_leaves_other_folders_alone(tmp_path: Path) -> None:
     (tmp_path / "report.json").write_text("{}")
     assert refresh(tmp_path) is None
