@@ -256,7 +256,7 @@ def _costs(r: dict[str, Any], res: Results) -> str:
               {"title": "MACs / frame", "estimate": [row["macs"] for row in rows]},
               {"title": "multipliers (PE × SIMD)", "estimate": [row["pe"] * row["simd"] if row["macs"] else 0
                                                                 for row in rows]},
-              {"title": "DSP (multipliers)", "estimate": [row["resources"]["dsp"] for row in rows],
+              {"title": "DSP", "estimate": [row["resources"]["dsp"] for row in rows],
                "synth": measured("dsp")},
               {"title": "LUT", "estimate": [row["resources"]["lut"] for row in rows], "synth": measured("lut")},
               {"title": "BRAM36", "estimate": [row["resources"]["bram36"] for row in rows],
