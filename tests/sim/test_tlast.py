@@ -77,6 +77,26 @@ def test_csim_catches_a_wrong_tlast(design: Path, tmp_path: Path) -> None:
     assert r.divergence is None  # every layer's data is right: only the side channel is wrong
 
 
+def test_csim_two_outputs_with_tlast(tmp_path: Path) -> None:
+    """Two output ports, one of them fed by a fork (relu1 is an output and feeds conv2): each port gets
+    its own axis_last, and both ports' TLAST are checked."""
+    import numpy as np
+    import onnx
+    from test_csim_ops import two_outputs_model
+
+    onnx.save(two_outputs_model(), tmp_path / "two.onnx")
+    np.save(tmp_path / "calib.npy", np.random.default_rng(1).standard_normal((8, 3, 6, 6)).astype(np.float32))
+    cfg = config_from_dict({"hw": {"tlast": True, "rtl": {"enabled": False}}}, "test")
+    out, _ = write_compilation(compile_model(tmp_path / "two.onnx", cfg, tmp_path / "calib.npy"), tmp_path / "out")
+    top = (out / "hls" / "src" / "top.cpp").read_text()
+    assert "hlsgen::fork2<36>(s_y1, s_y1_0, s_out_0_axis);" in top
+    assert "hlsgen::axis_last<36, 32>(s_out_0_axis, out_0);" in top
+    assert "hlsgen::axis_last<36, 40>(s_out_1_axis, out_1);" in top
+    r = csim(out, layers=True)
+    assert r.passed and r.divergence is None, r.output
+    assert "PASS: 4 frames, 288 output beats, all bit-exact" in r.output
+
+
 # ---- C++ standard and the vectors argument -----------------------------------------------------------------------
 
 
