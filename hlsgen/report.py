@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+import hlsgen.backends  # noqa: F401  (before hw.lower: hw.lower and the backends import each other)
 from hlsgen.api import Compilation, float_reference, host_tail_nodes, intermediates, run_golden
 from hlsgen.config_hw import HwConfig
 from hlsgen.data import as_batch
