@@ -5,7 +5,7 @@ Three modes, module-wide:
   rich    a live display (the `rich` library): one row per running task with a spinner, its elapsed
           time and an estimate (`~0:12 left`), a bar for counted tasks; finished steps are printed
           above it. Chosen when stdout and stderr are both terminals and $CI is not set.
-  plain   one line per step, `[synth] conv_3 done 1/12 (41.2 s)`: when the output is not a terminal
+  plain   one line per finished step, `[synth] conv_3 done 1/12 (41.2 s)`: when the output is not a terminal
           (a pipe, a file, a test's capture) or in CI ($CI set to anything but "", 0 or false).
   quiet   nothing (`hlsgen --quiet`); errors are not progress and still print.
 
@@ -201,16 +201,14 @@ def task(kind: str, description: str, total: int | None = None, estimate: float 
          plain: bool = True) -> Iterator[Task]:
     """A task shown while the block runs. `total`: parts to count (None: a spinner); `estimate`:
     expected seconds (shown as time left; for a counted task rich estimates from the rate).
-    Plain mode prints `[kind] description` at the start and `[kind] description: done in N s` at the
-    end (`plain=False`: neither, e.g. when the command prints its own verdict; named advances still
-    print); nothing more is printed when the block raises (the error says it)."""
+    Plain mode prints a line when a step is done, none when it starts: `[kind] description: done in
+    N s (estimate M s)` at the end (`plain=False`: not even that, e.g. when the command prints its own
+    verdict; named advances still print). Nothing is printed when the block raises: the error says
+    it, alone on its line (a refused input is one line on stderr)."""
     if estimate is not None and estimate < MIN_ESTIMATE:
         estimate = None  # nothing worth announcing
     t = Task(kind, description, total, estimate, plain, mode())
-    if t.mode == "plain" and plain:
-        est = f" (estimate {seconds_text(estimate)})" if estimate else ""
-        _plain(kind, f"{description}{est}")
-    elif t.mode == "rich":
+    if t.mode == "rich":
         _start_live()
         assert _live is not None
         t._id = _live.add_task(description, total=total, kind=kind, estimate=estimate)
@@ -222,7 +220,8 @@ def task(kind: str, description: str, total: int | None = None, estimate: float 
         if t.mode == "rich":
             _end_live(t, ok)
         elif t.mode == "plain" and plain and ok:
-            _plain(kind, f"{t.description}: done in {seconds_text(t.elapsed)}")
+            est = f" (estimate {seconds_text(estimate)})" if estimate else ""
+            _plain(kind, f"{t.description}: done in {seconds_text(t.elapsed)}{est}")
 
 
 def _start_live() -> None:
