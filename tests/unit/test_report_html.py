@@ -15,9 +15,10 @@ import onnx
 import pytest
 
 from hlsgen.api import compile_model
+from hlsgen.hw.synth_report import written
 from hlsgen.output import write_compilation
 from hlsgen.report_html import NAME, markdown_html, refresh
-from hlsgen.sim.report import record_csim
+from hlsgen.sim.report import print_summary, record_csim
 
 HOSTILE = '<script>alert("x")</script>&amp;\'<img src=x onerror=alert(1)>'
 SECTIONS = ("dataflow", "costs", "quantization", "error", "runs", "tables", "files")
@@ -170,18 +171,19 @@ def test_refresh_after_csim_rtlsim_and_synth(outs: tuple[Path, Path], tmp_path: 
     # rtlsim: its result file in OUT/rtlsim/<sim>/
     r = json.loads((out / "report.json").read_text())
     cpf = r["hardware"]["cycles_per_frame"]
-    (out / "rtlsim" / "verilator").mkdir(parents=True)
-    (out / "rtlsim" / "verilator" / "result.json").write_text(json.dumps({"throughput": {
-        "passed": False, "beats": 3, "expected_beats": 4, "frames": 4, "stall": 0, "cycles_per_frame": cpf + 7,
-        "model_cycles": cpf}}))
-    refresh(out)
+    run_dir = out / "rtlsim" / "verilator"
+    run_dir.mkdir(parents=True)
+    results = {"throughput": {"passed": False, "beats": 3, "expected_beats": 4, "frames": 4, "stall": 0,
+                              "cycles_per_frame": cpf + 7, "model_cycles": cpf, "describe": "", "layers": []}}
+    (run_dir / "result.json").write_text(json.dumps(results))
+    print_summary(results, "verilator", 1.0, True, 1.0, run_dir, None, ("throughput",))  # what rtlsim ends with
     text = (out / NAME).read_text()
     assert "rtlsim (verilator) throughput" in text and f"{cpf + 7:,} cycles/frame (model {cpf:,})" in text
     assert '<span class="fail">FAIL</span> MISMATCH, 3/4 output beats' in text
     # synthesis: the bars gain a second series, the summary its totals
     assert "Synthesis: not run" in text
     _fake_synth(out, r)
-    refresh(out)
+    written(out)  # the hook after OUT/synth/ is in place
     text = (out / NAME).read_text()
     assert "Synthesis (Yosys" in text and text.count(">synthesis</text>") == 3  # DSP, LUT, BRAM legends
     assert "Synthesis: not run" not in text
