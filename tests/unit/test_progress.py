@@ -190,3 +190,44 @@ def test_cli_main_leaves_no_mode_behind(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["--quiet", "compile", str(MLP), "-o", str(tmp_path / "o")]) == 0
     assert capsys.readouterr().err == ""
     assert progress._mode is None
+
+
+FAKE_YOSYS = """#!{python}
+import json, pathlib, re, sys
+if sys.argv[1:] == ["-V"]:
+    print("Yosys 0.0 (a stand-in for the progress test)")
+    sys.exit(0)
+script = pathlib.Path(sys.argv[sys.argv.index("-s") + 1]).read_text()
+top = re.search(r"hierarchy -top (\\S+)", script).group(1)
+pathlib.Path("yosys.log").write_text("stand-in\\n")
+cells = {{"LUT6": 3, "FDRE": 2}}
+pathlib.Path("stat.json").write_text(json.dumps({{"modules": {{top: {{"num_cells_by_type": cells}}}}}}))
+"""
+
+
+def test_synth_shows_every_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`synthesize` reports each finished Yosys run (a stand-in Yosys: the progress, not the cells)."""
+    from hlsgen.api import compile_model
+    from hlsgen.hw.synth import synthesize
+    from hlsgen.output import write_compilation
+
+    out, _ = write_compilation(compile_model(MLP), tmp_path / "mlp_yaml", [MLP])
+    yosys = tmp_path / "yosys"
+    yosys.write_text(FAKE_YOSYS.format(python=sys.executable))
+    yosys.chmod(0o755)
+    capsys.readouterr()
+    with progress.using("plain"):
+        result = synthesize(out, yosys=yosys, use_cache=False)
+    lines = capsys.readouterr().err.splitlines()
+    runs = [r["name"] for r in (*result["layers"], result["glue"])]
+    assert len(runs) == 4 and len(lines) == 5, lines
+    for i, line in enumerate(lines[:4], 1):
+        assert re.fullmatch(rf"\[synth\] (\w+) done {i}/4 \(\d+\.\d s\)", line), line
+    assert sorted(line.split()[1] for line in lines[:4]) == sorted(runs)
+    assert re.fullmatch(r"\[synth\] 4 Yosys runs of mlp_yaml, 2 at a time: done in \d+\.\d s", lines[4])
+    with progress.using("plain"):
+        synthesize(out, yosys=yosys)  # from the cache now
+    assert [line.split()[2] for line in capsys.readouterr().err.splitlines()[:4]] == ["cached"] * 4
+    with progress.using("quiet"):
+        synthesize(out, yosys=yosys, use_cache=False)
+    assert capsys.readouterr().err == ""
