@@ -126,9 +126,11 @@ def _summary(r: dict[str, Any]) -> str:
              f"<code>{_e(shown(m['input']['name']))}</code> {_e(m['input']['shape'])}; {t['layers']} hardware layers, "
              f"{t['macs']:,} MACs per image, {t['weight_bits'] // 8:,} bytes of weights."]
     if hw:
+        flow = (hw.get("dataflow") or {}).get("layers", [])
+        slowest = next((lay["node"] for lay in flow if lay["name"] == hw["bottleneck"]), hw["bottleneck"])
         lines.append(f"{hw['cycles_per_frame']:,} cycles per frame ({hw['frames_per_second']:,} frames/s at "
                      f"{1e3 / hw['clock_ns']:g} MHz) on <code>{_e(hw['part'])}</code>; slowest layer "
-                     f"<code>{_e(shown(hw['bottleneck']))}</code>.")
+                     f"<code>{_e(shown(slowest))}</code>.")
     return "<p>" + "<br>\n".join(lines) + "</p>"
 
 
