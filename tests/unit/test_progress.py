@@ -7,6 +7,7 @@ import io
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -231,3 +232,53 @@ def test_synth_shows_every_run(tmp_path: Path, capsys: pytest.CaptureFixture[str
     with progress.using("quiet"):
         synthesize(out, yosys=yosys, use_cache=False)
     assert capsys.readouterr().err == ""
+
+
+def test_builds_and_replay_runs_carry_estimates_from_the_last_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """rtlsim: a build's time is the next build's estimate (this design's, else its kind's); a replay
+    run's seconds per model cycle give the next run's. The simulator itself is stood in for."""
+    from hlsgen.api import compile_model
+    from hlsgen.output import write_compilation
+    from hlsgen.sim import replay, rtlsim
+
+    builds: list[Path] = []
+    def build_replay(sources: list[Path], sim: str, waves: bool, build_dir: Path) -> None:
+        time.sleep(0.05)
+        builds.append(build_dir)
+
+    monkeypatch.setattr(replay, "build_replay", build_replay)
+    runs: list[int | None] = []
+
+    def run_replay(out: Path, top: str, sim: str, build_dir: Path, run_dir: Path, frames: int | None,
+                   waves: bool) -> float:
+        runs.append(frames)
+        return 64.0  # "seconds" of the stand-in simulator
+
+    monkeypatch.setattr(replay, "run_replay", run_replay)
+    out, _ = write_compilation(compile_model(MLP), tmp_path / "mlp_yaml", [MLP])
+    (tmp_path / "six.yaml").write_text("quant: {act_bits: 6}\n")  # other Verilog: another build
+    other, _ = write_compilation(compile_model(MLP, tmp_path / "six.yaml"), tmp_path / "other", [MLP])
+    capsys.readouterr()
+    with progress.using("plain"):
+        for folder in (out, other, out):
+            _, sources = rtlsim.design(folder)
+            rtlsim.build(replay.replay_sources(folder, sources), replay.REPLAY_TOP, "verilator", False, kind="replay")
+        first, second = capsys.readouterr().err.splitlines()  # the third: the first design again, cached
+        assert re.fullmatch(r"\[verilator\] building the replay testbench of mlp_yaml: done in \d+\.\d s", first)
+        assert re.fullmatch(r"\[verilator\] building the replay testbench of other: done in \d+\.\d s", second)
+        assert len(builds) == 2
+        run_dir = tmp_path / "run"
+        run_dir.mkdir()
+        rtlsim._replay(out, "hlsgen_top", "verilator", builds[0], run_dir, None, False)
+        rtlsim._replay(out, "hlsgen_top", "verilator", builds[0], run_dir, 2, False)
+    lines = capsys.readouterr().err.splitlines()
+    per_frame = rtlsim._cycles_per_frame(out)
+    assert per_frame == 8 and runs == [None, 2]
+    assert re.fullmatch(r"\[rtlsim\] verilator replay of mlp_yaml: 4 frames at 8 cycles/frame \(cycle model\): "
+                        r"done in \d+\.\d s", lines[0])
+    # 64 s for 4 x 8 cycles: 2 s per cycle, so 2 frames are estimated at 32 s
+    assert re.fullmatch(r"\[rtlsim\] verilator replay of mlp_yaml: 2 frames at 8 cycles/frame \(cycle model\): "
+                        r"done in \d+\.\d s \(estimate 32\.0 s\)", lines[1])
+    assert progress.estimate("rtlsim:verilator:replay-s/cycle:mlp_yaml") == 4.0  # the last run: 64 s, 2 x 8 cycles
+    assert progress.estimate("verilator:replay:mlp_yaml") is not None
