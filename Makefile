@@ -29,15 +29,19 @@ demo: $(STAMP)
 	$(BIN)/hlsgen rtlsim build/resnet_cifar
 	@echo "report: build/resnet_cifar/report.md; HLS C++: build/resnet_cifar/hls/; Verilog: build/resnet_cifar/rtl/"
 
+# pytest-xdist: one worker per core (at most 4), tests sharing a module fixture on one worker (tests/conftest.py)
+PYTEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
+PARALLEL := -n $(PYTEST_JOBS) --dist loadgroup --no-loadscope-reorder
+
 test: $(STAMP)
 	$(BIN)/ruff check hlsgen tests examples benchmarks
 	$(BIN)/mypy
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PARALLEL)
 
 test-all: $(STAMP)
 	@# the heavy cases include Icarus Verilog runs (Debian's iverilog 11)
 	command -v iverilog >/dev/null || (apt-get update -qq && apt-get install -y -qq iverilog) || true
-	$(BIN)/pytest -q -m ''
+	$(BIN)/pytest -q -m '' $(PARALLEL)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/golden_throughput.py

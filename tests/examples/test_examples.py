@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from example_models import make_example
 
 from hlsgen.cli import main
 
@@ -22,11 +21,9 @@ EXAMPLES = {
 
 @pytest.fixture(scope="module")
 def built() -> dict[str, Path]:
-    """Run every example's make_model.py once (they are deterministic and fast)."""
-    for name in EXAMPLES:
-        subprocess.run([sys.executable, str(ROOT / "examples" / name / "make_model.py")], check=True,
-                       capture_output=True)
-    return {name: ROOT / "examples" / name for name in EXAMPLES}
+    """Run every example's make_model.py once (they are deterministic and fast; with pytest-xdist the
+    controller ran them before the workers started: tests/example_models.py)."""
+    return {name: make_example(name) for name in EXAMPLES}
 
 
 def _args(folder: Path, name: str) -> list[str]:

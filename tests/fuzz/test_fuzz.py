@@ -1,11 +1,13 @@
 """Fuzzing golden == C-sim == RTL on random tiny networks (hypothesis; strategies in fuzz_nets.py).
 
 Default suite (marker `fuzz`, deselect with `-m 'not fuzz'`):
-  test_csim_slice   50 networks of a fixed hypothesis @seed, each compiled and C-simulated with every
-                    layer stream compared to the golden model
+  test_csim_slice   50 networks in 5 shards of 10 (each shard its own fixed hypothesis @seed, so that
+                    pytest-xdist spreads them over the workers), each compiled and C-simulated with
+                    every layer stream compared to the golden model
   test_rtl_slice    10 more networks through the self-checking SV replay (Icarus when installed, else
                     Verilator): every output word and layer stream compared to the golden model
-  test_slice_covers the features the slices must reach (layer kinds, 2..8 bits, both roundings, ...)
+  test_slice_covers the features the slices must reach (layer kinds, 2..8 bits, both roundings, ...):
+                    draws the same networks again and compiles them (no C-sim/RTL), in any worker
 Negative controls: the same checkers report a mismatch when a generated project's rounding mode is
 flipped (C++ and Verilog). Long campaigns: `make fuzz N=500` (random seeds, hypothesis database in
 .hypothesis/, so a failure is replayed first next time); see docs/testing.md.
@@ -20,6 +22,7 @@ import re
 import shutil
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +43,11 @@ SLICE = settings(database=None, deadline=None, suppress_health_check=SLOW,
                  phases=[Phase.explicit, Phase.generate, Phase.shrink], print_blob=True)
 SLICE_SEED = 20261201  # @seed, not derandomize: the same networks whatever the test's source text
 
-SEEN: dict[str, list[Net]] = {"csim": [], "rtl": []}
-REACHED: Counter[str] = Counter()  # features of the compiled integer graphs of the C-sim slice
+CSIM_SHARDS = 5  # the C-sim slice as 5 tests of 10 networks (own seeds): pytest-xdist runs them on every worker
+
+
+def _shard_sizes(n: int, k: int = CSIM_SHARDS) -> list[int]:
+    return [n // k + (i < n % k) for i in range(k)]
 
 
 def graph_features(g: Graph) -> set[str]:
@@ -66,30 +72,49 @@ def _folder(factory: pytest.TempPathFactory, kind: str) -> Path:
     return factory.mktemp(f"fuzz_{kind}", numbered=True)
 
 
+def _slice(slice_seed: int, n: int, body: Callable[[Net], None]) -> Callable[[], None]:
+    """`body` on the n networks drawn with @seed(slice_seed) (the same networks every time)."""
+    @seed(slice_seed)
+    @settings(SLICE, max_examples=n)
+    @given(net=nets(max_layers=3))
+    def run(net: Net) -> None:
+        body(net)
+
+    return run
+
+
+def _csim_body(factory: pytest.TempPathFactory) -> Callable[[Net], None]:
+    def body(net: Net) -> None:
+        folder = _folder(factory, "csim")
+        out, _ = compile_net_full(folder, net, rtl=False, reject_refused=True)
+        check_csim(out)
+        shutil.rmtree(folder, ignore_errors=True)  # keep /tmp small; a failure keeps its folder
+    return body
+
+
+def _rtl_body(factory: pytest.TempPathFactory) -> Callable[[Net], None]:
+    def body(net: Net) -> None:
+        folder = _folder(factory, "rtl")
+        out = compile_net(folder, net, reject_refused=True)
+        check_rtl(out)
+        shutil.rmtree(folder, ignore_errors=True)
+    return body
+
+
 @pytest.mark.fuzz
-@seed(SLICE_SEED)
-@settings(SLICE, max_examples=CSIM_SLICE)
-@given(net=nets(max_layers=3))
-def test_csim_slice(net: Net, tmp_path_factory: pytest.TempPathFactory) -> None:
-    folder = _folder(tmp_path_factory, "csim")
-    out, c = compile_net_full(folder, net, rtl=False, reject_refused=True)
-    check_csim(out)
-    SEEN["csim"].append(net)
-    REACHED.update(graph_features(c.graph))
-    shutil.rmtree(folder, ignore_errors=True)  # keep /tmp small; a failure keeps its folder
+@pytest.mark.parametrize("shard", range(CSIM_SHARDS))
+def test_csim_slice(shard: int, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Shard `shard` of the C-sim slice: its networks compiled and C-simulated, every layer stream."""
+    n = _shard_sizes(CSIM_SLICE)[shard]
+    if n == 0:
+        pytest.skip(f"HLSGEN_FUZZ_CSIM_SLICE={CSIM_SLICE} leaves this shard empty")
+    _slice(SLICE_SEED + 100 * shard, n, _csim_body(tmp_path_factory))()
 
 
 @pytest.mark.fuzz
 @needs_fast_rtl
-@seed(SLICE_SEED + 1)
-@settings(SLICE, max_examples=RTL_SLICE)
-@given(net=nets(max_layers=3))
-def test_rtl_slice(net: Net, tmp_path_factory: pytest.TempPathFactory) -> None:
-    folder = _folder(tmp_path_factory, "rtl")
-    out = compile_net(folder, net, reject_refused=True)
-    check_rtl(out)
-    SEEN["rtl"].append(net)
-    shutil.rmtree(folder, ignore_errors=True)
+def test_rtl_slice(tmp_path_factory: pytest.TempPathFactory) -> None:
+    _slice(SLICE_SEED + 1, RTL_SLICE, _rtl_body(tmp_path_factory))()
 
 
 def features(net: Net) -> set[str]:
@@ -129,16 +154,36 @@ REQUIRED = {"float", "qonnx", "half_even", "half_up", "conv", "res", "maxpool", 
 
 
 @pytest.mark.fuzz
-def test_slice_covers_the_features() -> None:
-    """What the 60 networks of the default slices reached (runs after them, in file order).
-    Measured 2026-12-01 (2 shared cores, load ~6): C-sim slice 730 s wall / ~500 s CPU, RTL slice
-    (Icarus) 18 s; with the default seed every feature below is reached."""
-    if len(SEEN["csim"]) < 50 or len(SEEN["rtl"]) < 10:
-        pytest.skip("the full slices (50 C-sim and 10 RTL networks) did not both run in this session")
-    assert len(SEEN["csim"]) == CSIM_SLICE and len(SEEN["rtl"]) == RTL_SLICE
-    seen = Counter(f for net in SEEN["csim"] + SEEN["rtl"] for f in features(net)) + REACHED
-    assert set(seen) >= REQUIRED, f"not reached: {sorted(REQUIRED - set(seen))}; reached {dict(seen)}"
-    assert REACHED["clamp_inside"] >= 10 and REACHED["pow2_mult"] >= 10, dict(REACHED)
+def test_slice_covers_the_features(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """What the 60 networks of the default slices reach. The slices draw the same networks every time
+    (fixed seeds), so this draws them again and compiles them (no C-sim or RTL run: seconds), in any
+    worker and order."""
+    if CSIM_SLICE < 50 or RTL_SLICE < 10:
+        pytest.skip("the full slices (50 C-sim and 10 RTL networks) are not the ones configured")
+    seen: list[Net] = []
+    reached: Counter[str] = Counter()  # features of the compiled integer graphs of the C-sim slice
+
+    def csim_net(net: Net) -> None:
+        folder = _folder(tmp_path_factory, "cover")
+        _, c = compile_net_full(folder, net, rtl=False, reject_refused=True)
+        seen.append(net)
+        reached.update(graph_features(c.graph))
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def rtl_net(net: Net) -> None:
+        folder = _folder(tmp_path_factory, "cover")
+        compile_net(folder, net, reject_refused=True)
+        seen.append(net)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    for shard, n in enumerate(_shard_sizes(CSIM_SLICE)):
+        _slice(SLICE_SEED + 100 * shard, n, csim_net)()
+    assert len(seen) == CSIM_SLICE
+    _slice(SLICE_SEED + 1, RTL_SLICE, rtl_net)()
+    assert len(seen) == CSIM_SLICE + RTL_SLICE
+    found = Counter(f for net in seen for f in features(net)) + reached
+    assert set(found) >= REQUIRED, f"not reached: {sorted(REQUIRED - set(found))}; reached {dict(found)}"
+    assert reached["clamp_inside"] >= 10 and reached["pow2_mult"] >= 10, dict(reached)
 
 
 # ---- negative controls ---------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from pathlib import Path
 import model_zoo
 import pytest
 import rtl_nets
+from example_models import make_example
 
 from hlsgen.sim.rtlsim import run_rtlsim
 
@@ -113,8 +114,7 @@ def test_model_zoo_network(name: str, tmp_path: Path) -> None:
 def test_example(name: str, model: str, tmp_path: Path) -> None:
     from hlsgen.cli import main
 
-    folder = ROOT / "examples" / name
-    subprocess.run([sys.executable, str(folder / "make_model.py")], check=True, capture_output=True)
+    folder = make_example(name)
     assert main(["compile", str(folder / model), "-o", str(tmp_path / "out")]) == 0
     check_bit_exact(tmp_path / "out")
 
@@ -171,8 +171,7 @@ def test_grid_on_icarus(grid: Path) -> None:
 
 @pytest.mark.heavy
 def test_resnet_cifar_example(tmp_path: Path) -> None:
-    folder = ROOT / "examples" / "resnet_cifar"
-    subprocess.run([sys.executable, str(folder / "make_model.py")], check=True, capture_output=True)
+    folder = make_example("resnet_cifar")
     out = tmp_path / "out"
     from hlsgen.cli import main
 
