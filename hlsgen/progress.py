@@ -226,15 +226,15 @@ def task(kind: str, description: str, total: int | None = None, estimate: float 
 
 def _start_live() -> None:
     global _live, _live_tasks
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TimeElapsedColumn
 
     with _lock:
         if _live is None:
             console = _rich_console()
             # stdout into the display only when it is the terminal too (otherwise it is data)
             redirect = _is_terminal(sys.stdout) and console.is_terminal
-            _live = Progress(SpinnerColumn(), TextColumn("[bold cyan]{task.fields[kind]}[/] {task.description}"),
-                             BarColumn(bar_width=20), TimeElapsedColumn(), *_columns(),
+            what, count, left = _columns()
+            _live = Progress(SpinnerColumn(), what, BarColumn(bar_width=20), count, TimeElapsedColumn(), left,
                              console=console, transient=True, refresh_per_second=8,
                              redirect_stdout=redirect, redirect_stderr=redirect)
             _live.start()
@@ -258,10 +258,16 @@ def _end_live(t: Task, ok: bool) -> None:
 
 
 def _columns() -> list[Any]:
-    """The count and time-left columns (classes made here: rich is imported only when a live
+    """The description, count and time-left columns (classes made here: rich is imported only when a live
     display starts)."""
     from rich.progress import ProgressColumn
     from rich.text import Text
+
+    class WhatColumn(ProgressColumn):
+        """The kind and the description, as plain text (a path or name is never read as markup)."""
+
+        def render(self, task: Any) -> Text:
+            return Text.assemble((task.fields.get("kind", ""), "bold cyan"), " ", task.description)
 
     class CountColumn(ProgressColumn):
         """done/total of a counted task."""
@@ -284,7 +290,7 @@ def _columns() -> list[Any]:
             left = task.time_remaining
             return Text(f"~{seconds_text(left)} left" if left is not None else "", style="cyan")
 
-    return [CountColumn(), LeftColumn()]
+    return [WhatColumn(), CountColumn(), LeftColumn()]
 
 
 # ---------------------------------------------------------------------------------------------- estimates

@@ -97,11 +97,14 @@ def test_rich_renders_on_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
                 t.advance("conv_3", seconds=12.5)
                 progress._live.refresh()  # type: ignore[union-attr]  # render now, not at the next tick
             progress._live.refresh()  # type: ignore[union-attr]
+            with progress.task("csim", "C simulation of out/[red]x[/] [/oops]"):  # a path is not markup
+                progress._live.refresh()  # type: ignore[union-attr]
             assert build.elapsed >= 0
     text = buf.getvalue()
     assert "\x1b[" in text  # cursor control of a live display
     assert "building the cocotb model of out" in text and "left" in text  # the estimate column
     assert "1/4" in text  # the count column of the counted task
+    assert "csim C simulation of out/[red]x[/] [/oops]: done in" in text
     assert "synth conv_3 done 1/4 (12.5 s)" in text  # a finished part, printed above the display
     assert "synth 4 Yosys runs: done in" in text and "verilator building the cocotb model of out: done in" in text
     assert progress._live is None  # the display stopped with its last task
