@@ -95,7 +95,8 @@ def _replay(out: Path, top: str, sim: str, build_dir: Path, run_dir: Path, frame
     per_frame = _cycles_per_frame(out)
     keys = (f"rtlsim:{sim}:replay-s/cycle:{out.name}", f"rtlsim:{sim}:replay-s/cycle")
     rate = progress.estimate(*keys)
-    what = f"{n} frame{'s' if n != 1 else ''}" + (f" at {per_frame:,} cycles/frame (cycle model)" if per_frame else "")
+    what = f"{n} frame{'s' if n != 1 else ''}"
+    what += f" at {per_frame:,} cycles/frame (~{n * per_frame:,} cycles, cycle model)" if per_frame else ""
     with progress.task("rtlsim", f"{sim} replay of {out.name}: {what}",
                        estimate=n * per_frame * rate if per_frame and rate else None):
         seconds = replay.run_replay(out, top, sim, build_dir, run_dir, frames, waves)

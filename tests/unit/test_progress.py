@@ -278,10 +278,12 @@ def test_builds_and_replay_runs_carry_estimates_from_the_last_one(tmp_path: Path
     lines = capsys.readouterr().err.splitlines()
     per_frame = rtlsim._cycles_per_frame(out)
     assert per_frame == 8 and runs == [None, 2]
-    assert re.fullmatch(r"\[rtlsim\] verilator replay of mlp_yaml: 4 frames at 8 cycles/frame \(cycle model\): "
+    assert re.fullmatch(r"\[rtlsim\] verilator replay of mlp_yaml: "
+                        r"4 frames at 8 cycles/frame \(~32 cycles, cycle model\): "
                         r"done in \d+\.\d s", lines[0])
     # 64 s for 4 x 8 cycles: 2 s per cycle, so 2 frames are estimated at 32 s
-    assert re.fullmatch(r"\[rtlsim\] verilator replay of mlp_yaml: 2 frames at 8 cycles/frame \(cycle model\): "
+    assert re.fullmatch(r"\[rtlsim\] verilator replay of mlp_yaml: "
+                        r"2 frames at 8 cycles/frame \(~16 cycles, cycle model\): "
                         r"done in \d+\.\d s \(estimate 32\.0 s\)", lines[1])
     assert progress.estimate("rtlsim:verilator:replay-s/cycle:mlp_yaml") == 4.0  # the last run: 64 s, 2 x 8 cycles
     assert progress.estimate("verilator:replay:mlp_yaml") is not None
