@@ -34,11 +34,12 @@ KNOWN_REFUSALS = ("too large for a",  # numerics.md §7: |M| < 2^(multiplier_bit
                   "leave no code in")  # a Clip whose bounds lie beyond its quantizer's range
 
 
-def compile_net_full(folder: Path, net: Net, rtl: bool = True, reject_refused: bool = False
+def compile_net_full(folder: Path, net: Net, rtl: bool = True, reject_refused: bool = False, write: bool = True
                      ) -> tuple[Path, Compilation]:
+    """`write=False`: the compilation only (no OUT folder, no golden vectors), for what the graph holds."""
     if reject_refused:
         try:
-            return compile_net_full(folder, net, rtl)
+            return compile_net_full(folder, net, rtl, write=write)
         except HlsgenError as e:
             if any(k in str(e) for k in KNOWN_REFUSALS):
                 from hypothesis import reject
@@ -51,6 +52,8 @@ def compile_net_full(folder: Path, net: Net, rtl: bool = True, reject_refused: b
     config["hw"]["rtl"] = {"enabled": rtl}
     (folder / "config.json").write_text(json.dumps(config, indent=1) + "\n")
     c = compile_model(model, config_from_dict(config, "fuzz"), calib)
+    if not write:
+        return folder / "out", c
     out, _ = write_compilation(c, folder / "out")
     return out, c
 

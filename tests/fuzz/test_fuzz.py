@@ -165,14 +165,14 @@ def test_slice_covers_the_features(tmp_path_factory: pytest.TempPathFactory) -> 
 
     def csim_net(net: Net) -> None:
         folder = _folder(tmp_path_factory, "cover")
-        _, c = compile_net_full(folder, net, rtl=False, reject_refused=True)
+        _, c = compile_net_full(folder, net, rtl=False, reject_refused=True, write=False)
         seen.append(net)
         reached.update(graph_features(c.graph))
         shutil.rmtree(folder, ignore_errors=True)
 
     def rtl_net(net: Net) -> None:
         folder = _folder(tmp_path_factory, "cover")
-        compile_net(folder, net, reject_refused=True)
+        compile_net_full(folder, net, reject_refused=True, write=False)
         seen.append(net)
         shutil.rmtree(folder, ignore_errors=True)
 
