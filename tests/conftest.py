@@ -4,8 +4,8 @@
   (a compiled design, a Verilator build) is grouped with its whole file, so that fixture is built by one
   worker only; every other test is scheduled on its own, which balances the workers.
 * Order: the expensive work first (the C-sim fuzz shards, then tests/fuzz, tests/sim, tests/examples,
-  then the many short tests/unit cases), so that no long test starts last while the other worker idles.
-  The order inside a file is kept.
+  tests/docs, tests/browser, then the many short tests/unit cases), so that no long test starts last
+  while the other worker idles. The order inside a file is kept.
 * The examples' generated files: with workers, the controlling process runs every make_model.py once
   before the workers start (tests/example_models.py), so no worker rewrites a file another reads.
 * Caches: every worker shares the build caches under $HLSGEN_CACHE / $XDG_CACHE_HOME/hlsgen; their
@@ -21,7 +21,8 @@ import pytest
 from example_models import FRESH, regenerate_all
 
 SHARED_SCOPES = ("module", "class", "package")
-FIRST = ("tests/fuzz/test_fuzz.py::test_csim_slice", "tests/fuzz/", "tests/sim/", "tests/examples/")
+FIRST = ("tests/fuzz/test_fuzz.py::test_csim_slice", "tests/fuzz/", "tests/sim/", "tests/examples/", "tests/docs/",
+         "tests/browser/")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

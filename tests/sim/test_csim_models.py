@@ -42,7 +42,8 @@ def _zoo_model(name: str, folder: Path) -> tuple[Path, Path]:
     return path, folder / "calib.npy"
 
 
-@pytest.mark.parametrize("name", ["resnet_tiny", "dw_separable", "mlp", "qdq"])
+# heavy: the zoo MLP (an MLP is C-simulated by default in test_example_csim_from_the_command_line[mlp_yaml])
+@pytest.mark.parametrize("name", ["resnet_tiny", "dw_separable", pytest.param("mlp", marks=pytest.mark.heavy), "qdq"])
 def test_zoo_model_csim_every_layer(name: str, tmp_path: Path) -> None:
     model, calib = _zoo_model(name, tmp_path)
     c = compile_model(model, None, calib)

@@ -138,6 +138,7 @@ def test_packed_pair_without_the_sign_correction_is_caught(packed: Path, tmp_pat
                       "pp2[j][F +: PB]", "conv")
 
 
+@pytest.mark.heavy  # a second packed-pair mutant; the sign-correction one stays in the default suite
 def test_packed_pair_without_the_bias_offset_is_caught(packed: Path, tmp_path: Path) -> None:
     """Signed codes enter as x + 2^(IB-1); without flipping the sign bit back the bias offset is wrong."""
     _mutant_is_caught(packed, tmp_path, "hg_mvu.sv", "? {1'b1, {(IB-1){1'b0}}} : '0;", "? '0 : '0;", "conv")

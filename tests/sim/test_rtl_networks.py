@@ -54,7 +54,9 @@ def test_grid_int4_weights_uint6_acts_half_up(tmp_path: Path) -> None:
     check_bit_exact(rtl_nets.compile_to(tmp_path, model, quant, {"layers": folds}))
 
 
-@pytest.mark.parametrize("bottleneck,model_cycles", [(1, 1512), (2, 648), (3, 648)])
+# heavy: the third grouped conv as the bottleneck (same 648-cycle model as the second) only in `make test-all`
+@pytest.mark.parametrize("bottleneck,model_cycles",
+                         [(1, 1512), (2, 648), pytest.param(3, 648, marks=pytest.mark.heavy)])
 def test_grouped_convs_run_at_the_modelled_speed(bottleneck: int, model_cycles: int, tmp_path: Path) -> None:
     """Grouped convs (group 2 and 4, dividing and non-dividing PE/SIMD) each step through only their
     group's Cin/group channels: bit-exact with random stalls, cycles/frame within 5% of the model with
@@ -78,7 +80,8 @@ def test_two_step_network(two_step: Path) -> None:
     check_bit_exact(two_step)
 
 
-@pytest.mark.parametrize("what", ["clamp", "shift"])
+# heavy: the step-1 shift mutant (the clamp mutant is the default negative control of the two-step RTL)
+@pytest.mark.parametrize("what", ["clamp", pytest.param("shift", marks=pytest.mark.heavy)])
 def test_corrupted_intermediate_step_is_caught(two_step: Path, tmp_path: Path, what: str) -> None:
     """Negative controls: widening step 1's clamp, or one bit more of step-1 shift (the intermediate
     rounding changed), is caught at that layer."""
@@ -104,7 +107,8 @@ def test_corrupted_intermediate_step_is_caught(two_step: Path, tmp_path: Path, w
         assert r["first_layer"]["layer"] == "layer_conv1"
 
 
-@pytest.mark.parametrize("name", ["resnet_tiny", "dw_separable", "mlp"])
+# heavy: the zoo MLP (an MLP goes through the RTL by default in test_example[mlp_yaml])
+@pytest.mark.parametrize("name", ["resnet_tiny", "dw_separable", pytest.param("mlp", marks=pytest.mark.heavy)])
 def test_model_zoo_network(name: str, tmp_path: Path) -> None:
     model = getattr(model_zoo, name)(seed=0)
     check_bit_exact(rtl_nets.compile_to(tmp_path, model, hw={"frames": 3}))
