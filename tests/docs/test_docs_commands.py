@@ -237,6 +237,8 @@ def _run_doc(name: str, tmp: Path, heavy: bool) -> None:
         commands = [c for c in commands if not c.heavy]
         assert not any(c.needs_tutorial_extra() for c in commands), \
             f"{name}: a command needing the tutorial extra is not in a block marked {HEAVY_MARK}"
+    if not commands:
+        pytest.skip(f"{name}: every command is in a block marked heavy")
     workdir = make_working_copy(tmp / "hlsgen")
     log = tmp / "commands.log"
     ran, failures = run_commands(commands, workdir, log)
