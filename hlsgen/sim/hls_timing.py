@@ -119,6 +119,11 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
         idx = np.arange(n)
         return [Process(f"fork2({args[0]})", "", n, _ops(n, [("r", args[0], idx), ("w", args[1], idx),
                                                               ("w", args[2], idx)]), DEPTH["fork"])]
+    if func == "axis_last":  # hw.tlast: copies each output beat and sets TLAST, II=1
+        n = int(k["BEATS"])
+        idx = np.arange(n)
+        return [Process(f"axis_last({args[1]})", "", n, _ops(n, [("r", args[0], idx), ("w", args[1], idx)]),
+                        DEPTH["fork"])]
     if func == "sliding_window":
         geo = {g: k[g] for g in ("IN_H", "IN_W", "K_H", "K_W", "STRIDE_H", "STRIDE_W", "DIL_H", "DIL_W", "PAD_T",
                                  "PAD_L", "PAD_B", "PAD_R", "OUT_H", "OUT_W")}
@@ -191,8 +196,8 @@ def network_processes(df: Dataflow, hw: HwConfig) -> tuple[list[Process], dict[s
     n_in = ctx["input"]["beats"]
     procs.append(Process("source(in)", "", n_in, _ops(n_in, [("w", "in", np.arange(n_in))])))
     for call in ctx["calls"]:
-        if call["func"] == "fork2":
-            procs += kernel_processes("fork2", {"BEATS": int(call["targs"][0])}, call["args"], "")
+        if call["func"] in ("fork2", "axis_last"):
+            procs += kernel_processes(call["func"], {"BEATS": int(call["targs"][0])}, call["args"], "")
             continue
         layer, k = consts[call["targs"][0]]
         args = [a for a in call["args"] if a in fifos]

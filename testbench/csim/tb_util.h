@@ -150,18 +150,11 @@ int summary(hls::stream<ap_uint<W> >& in, int frames, long beats, long bad) {
     return 0;
 }
 
-// The vectors folder: argv[1], else the first "vectors" folder beside the working directory or
-// one of its parents (Vitis runs C-sim deep inside its work folder).
+// The vectors folder: argv[1]. The Vitis scripts pass it (csim.argv / -argv, the folder they copy
+// with tb.file / add_files -tb); there is no search of parent folders, so a stale "vectors" folder
+// elsewhere is never picked up by accident.
 inline std::string find_vectors(int argc, char** argv) {
-    if (argc > 1) return argv[1];
-    std::string up = "";
-    for (int depth = 0; depth < 12; depth++) {
-        const std::string candidate = up + "vectors";
-        std::ifstream probe((candidate + "/meta.json").c_str());
-        if (probe) return candidate;
-        up += "../";
-    }
-    return "";
+    return argc > 1 ? std::string(argv[1]) : std::string();
 }
 
 }  // namespace hlsgen_tb

@@ -112,3 +112,17 @@ layers:
     df = build_dataflow(c.graph, c.config.hw)
     with pytest.raises(HlsgenError, match=r"stream \S+ \(read by layer_c2\) has 4160-bit beats .* 4096-bit limit"):
         hls.hls_context(df, c.config.hw)
+
+
+def test_tlast_adds_a_process_but_no_cycles(tmp_path: Path) -> None:
+    """hw.tlast: an `axis_last` copy process in front of the output port, modelled II=1; the network
+    keeps the interval it has without it."""
+    (tmp_path / "m.yaml").write_text(OPS_NET)
+    timings = []
+    for tlast in (False, True):
+        c = compile_model(tmp_path / "m.yaml", config_from_dict({"hw": {"tlast": tlast}}, "t"))
+        timings.append(time_network(build_dataflow(c.graph, c.config.hw), c.config.hw, frames=3, drain=False))
+    plain, with_tlast = timings
+    assert not any(p.name.startswith("axis_last(") for p in plain.processes)
+    assert any(p.name.startswith("axis_last(") for p in with_tlast.processes)
+    assert with_tlast.cycles_per_frame == plain.cycles_per_frame
