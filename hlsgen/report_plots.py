@@ -9,16 +9,42 @@ Layer names reach a plot only through `identifiers.shown` and matplotlib's own X
 from __future__ import annotations
 
 import io
+import os
 import re
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-import matplotlib
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
+from hlsgen.cache import cache_base
 
-from hlsgen.identifiers import shown
+
+def _private_config_dir() -> None:
+    """matplotlib keeps its font cache in MPLCONFIGDIR (default ~/.config/matplotlib) and warns on stderr
+    when that is not writable (a read-only HOME, another user): hlsgen's errors must stay one line, and a
+    user's matplotlibrc must not change the plots. So hlsgen gives it a folder of its own, in the hlsgen
+    cache or else in a per-user temporary folder, unless MPLCONFIGDIR is set."""
+    if os.environ.get("MPLCONFIGDIR"):
+        return
+    for base in (cache_base(), Path(tempfile.gettempdir()) / f"hlsgen-{os.getuid()}"):
+        folder = base / "matplotlib"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(folder, os.W_OK):
+            os.environ["MPLCONFIGDIR"] = str(folder)
+            return
+
+
+_private_config_dir()
+
+import matplotlib  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator  # noqa: E402
+
+from hlsgen.identifiers import shown  # noqa: E402
 
 RC: Any = {"svg.hashsalt": "hlsgen-report", "svg.fonttype": "none", "text.parse_math": False, "font.size": 8,
       "font.family": "DejaVu Sans", "axes.titlesize": 8, "axes.labelsize": 8, "figure.dpi": 72}

@@ -319,6 +319,9 @@ def synthesize(out_dir: str | Path, part: str | None = None, jobs: int = 2, yosy
         used(*(cache_root() / job_key(j, version, device.family) for j in work_list))  # hlsgen.cache: LRU bound
         result = summarize(runs, part_name, device, version, exe, round(time.monotonic() - start, 1))
         _write(out, result, work)
+    from hlsgen.hw.synth_report import written
+
+    written(out)  # OUT/report.html shows the figures
     return result
 
 

@@ -27,6 +27,7 @@ from hlsgen.cache import used
 from hlsgen.errors import HlsgenError
 from hlsgen.outdir import require_hlsgen_output
 from hlsgen.sim.csim_build import Builder, Log
+from hlsgen.sim.report import record_csim
 
 # what the hls::stream C-sim models print on a read of an empty stream or data left behind
 STREAM_WARNING = re.compile(r"warning.*hls::stream", re.IGNORECASE)
@@ -110,6 +111,7 @@ def _reason(text: str) -> str:
 def run_csim(out_dir: str | Path, layers: bool = False) -> int:
     """The `hlsgen csim` command: 0 when every output is bit-exact, 1 otherwise."""
     r = csim(out_dir, layers=layers)
+    record_csim(out_dir, r.passed, r.build_seconds, r.run_seconds, r.divergence, layers)  # and report.html
     verdict = "PASS" if r.passed else "FAIL"
     build = "cached" if r.cached else f"{r.build_seconds:.1f} s"
     print(f"csim {verdict}: build {build}, run {r.run_seconds:.2f} s")
