@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import rtl_nets
+from tlast_net import NET, OUT_BEATS
 
 from hlsgen.api import compile_model
 from hlsgen.backends.hls_lint import lint_hls
@@ -24,14 +25,7 @@ from hlsgen.sim.csim import csim
 from hlsgen.sim.csim_build import WARNINGS, compiler, header_dir
 from hlsgen.sim.rtlsim import run_rtlsim
 
-NET = """
-name: tlast_net
-input: {name: x, shape: [3, 5, 4]}
-layers:
-  - {name: c1, op: conv, filters: 6, kernel: 3, padding: same, activation: relu}
-  - {name: c2, op: conv, filters: 4, kernel: 1}
-"""
-FRAMES, OUT_BEATS = 3, 20
+FRAMES = 3
 GOOD_LAST = "beat.last = i == BEATS - 1;"
 
 

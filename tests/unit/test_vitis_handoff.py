@@ -12,22 +12,13 @@ from typing import Any
 
 import pytest
 import yaml
+from tlast_net import NET, OUT_BEATS, OUT_BITS
 
 from hlsgen.api import compile_model
 from hlsgen.cli import main
 from hlsgen.config import config_from_dict
 from hlsgen.errors import HlsgenError
 from hlsgen.output import write_compilation
-
-NET = """
-name: tlast_net
-input: {name: x, shape: [3, 5, 4]}
-layers:
-  - {name: c1, op: conv, filters: 6, kernel: 3, padding: same, activation: relu}
-  - {name: c2, op: conv, filters: 4, kernel: 1}
-"""
-OUT_BEATS = 20  # 5 x 4 pixels
-OUT_BITS = 32  # 4 channels x 8 bits
 
 
 def _compile(tmp_path: Path, hw: dict[str, Any], name: str = "out") -> Path:
