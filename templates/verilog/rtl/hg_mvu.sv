@@ -91,8 +91,12 @@ module hg_mvu #(
     logic signed [AB-1:0] xq [0:RQ-1];                  // ... the accumulators they take
     logic [RAB-1:0] ra;
     logic v1, v2, v3, v4, v5, v6, v7, v_out, first1, first2, last1, last2;
-    logic signed [XB-1:0] x0 [0:PE*SIMD-1];
-    logic signed [XB-1:0] x1 [0:PE*SIMD-1];
+    // SHARED (dense conv / gemm): every PE lane of a step reads the same SIMD input channels, so the
+    // operands are selected and registered once per SIMD lane; else one operand per (pe, s) lane
+    localparam bit SHARED = !DEPTHWISE && GROUP == 1;
+    localparam int NX = SHARED ? SIMD : PE * SIMD;
+    logic signed [XB-1:0] x0 [0:NX-1];
+    logic signed [XB-1:0] x1 [0:NX-1];   // lane i reads x1[SHARED ? i % SIMD : i]
     logic [PE*SIMD*WB-1:0] w1;
     logic signed [PB-1:0] prod2 [0:PE*SIMD-1];     // one product per lane (unpaired lanes)
     logic signed [PW-1:0] pp2 [0:(NP > 0 ? NP : 1)*SIMD-1];  // PACK: one double product per pair
@@ -109,20 +113,50 @@ module hg_mvu #(
 
     // stage 0: operand selection (conv: SIMD slice sf of the tap, within the group of the lane's output
     // channel och = nf*PE+pe; depthwise: channel och). PACK: the unsigned code xu.
-    int csel, och, cg;
+    // Dense: one slice per step, chosen from the SF slices by constant part-selects (no run-time index
+    // into the wide beat); channels beyond CIN (SIMD does not divide it) are 0.
     /* verilator lint_off UNUSEDSIGNAL */
     logic [IB:0] xe;  // the code, sign- or zero-extended (the top bit unused when XB = IB)
     /* verilator lint_on UNUSEDSIGNAL */
-    always_comb begin
-        for (int i = 0; i < PE * SIMD; i++) begin
-            och = {{(32 - NB){1'b0}}, nf} * PE + i / SIMD;
-            cg = {{(32 - SFB){1'b0}}, sf} * SIMD + i % SIMD;
-            csel = DEPTHWISE ? och : (GROUP > 1 ? (och / COUTG) * CING + cg : cg);
-            x0[i] = '0;
-            xe = '0;
-            if (DEPTHWISE ? (csel < CIN && i % SIMD == 0) : (cg < CING && (GROUP == 1 || och < COUT))) begin
-                xe = {(IN_SIGNED && !PACK) ? in_data[csel * IB + IB - 1] : 1'b0, in_data[csel * IB +: IB] ^ XFLIP};
-                x0[i] = xe[XB-1:0];
+    if (SHARED) begin : g_xshared
+        localparam int XW = SF * SIMD * IB;  // the beat, zero-padded to whole slices
+        logic [XW-1:0] xpad;
+        if (XW > CIN * IB) begin : g_pad
+            assign xpad = {{(XW - CIN * IB){1'b0}}, in_data};
+        end else begin : g_nopad
+            assign xpad = in_data;
+        end
+        logic [SIMD*IB-1:0] slice;
+        if (SF == 1) begin : g_one
+            assign slice = xpad;
+        end else begin : g_many
+            always_comb begin
+                slice = '0;
+                for (int k = 0; k < SF; k++)
+                    if ({{(32 - SFB){1'b0}}, sf} == k) slice = xpad[k * SIMD * IB +: SIMD * IB];
+            end
+        end
+        always_comb begin
+            for (int j = 0; j < SIMD; j++) begin
+                xe = {(IN_SIGNED && !PACK) ? slice[j * IB + IB - 1] : 1'b0, slice[j * IB +: IB] ^ XFLIP};
+                x0[j] = xe[XB-1:0];
+                if (SF * SIMD > CING && j >= CING - (SF - 1) * SIMD && {{(32 - SFB){1'b0}}, sf} == SF - 1)
+                    x0[j] = '0;  // a padding channel of the last slice (its weight is 0 as well)
+            end
+        end
+    end else begin : g_xlane
+        int csel, och, cg;
+        always_comb begin
+            for (int i = 0; i < PE * SIMD; i++) begin
+                och = {{(32 - NB){1'b0}}, nf} * PE + i / SIMD;
+                cg = {{(32 - SFB){1'b0}}, sf} * SIMD + i % SIMD;
+                csel = DEPTHWISE ? och : (GROUP > 1 ? (och / COUTG) * CING + cg : cg);
+                x0[i] = '0;
+                xe = '0;
+                if (DEPTHWISE ? (csel < CIN && i % SIMD == 0) : (cg < CING && (GROUP == 1 || och < COUT))) begin
+                    xe = {(IN_SIGNED && !PACK) ? in_data[csel * IB + IB - 1] : 1'b0, in_data[csel * IB +: IB] ^ XFLIP};
+                    x0[i] = xe[XB-1:0];
+                end
             end
         end
     end
@@ -138,7 +172,7 @@ module hg_mvu #(
     logic signed [PB-1:0] xs;
     always_comb begin
         for (int i = 0; i < PE * SIMD; i++) begin
-            xs = {{(PB - XB){x1[i][XB-1]}}, x1[i]};
+            xs = {{(PB - XB){x1[SHARED ? i % SIMD : i][XB-1]}}, x1[SHARED ? i % SIMD : i]};
             pm[i] = '0;
             for (int b = 0; b < WB; b++) begin
                 if (wl[i][b]) pm[i] = (b == WB - 1) ? pm[i] - (xs <<< b) : pm[i] + (xs <<< b);
@@ -148,11 +182,11 @@ module hg_mvu #(
 
     always_ff @(posedge clk) begin
         if (en) begin
-            for (int i = 0; i < PE * SIMD; i++) x1[i] <= x0[i];
+            for (int i = 0; i < NX; i++) x1[i] <= x0[i];
             first1 <= tap == '0 && sf == '0;
             last1 <= tap == LKK[TB-1:0] && sf == LSF[SFB-1:0];
             nf1 <= nf;
-            for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) prod2[i] <= LUTMUL ? pm[i] : wl[i] * x1[i];
+            for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) prod2[i] <= LUTMUL ? pm[i] : wl[i] * x1[SHARED ? i % SIMD : i];
             {first2, last2, nf2} <= {first1, last1, nf1};
             nf3 <= nf2;
             {nf4, nf5, nf6, nf7} <= {nfq, nf4, nf5, nf6};
@@ -185,7 +219,7 @@ module hg_mvu #(
         end
         always_ff @(posedge clk) begin
             if (en) begin
-                for (int j = 0; j < NP * SIMD; j++) pp2[j] <= aop[j] * x1[(j / SIMD) * 2 * SIMD + j % SIMD];
+                for (int j = 0; j < NP * SIMD; j++) pp2[j] <= aop[j] * x1[j % SIMD];  // PACK implies SHARED
             end
         end
     end else begin : g_nopack

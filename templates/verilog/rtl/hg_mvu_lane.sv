@@ -52,20 +52,29 @@ module hg_mvu_lane #(
     logic signed [SXB-1:0] sx0, sx_d1, sx_d2, sx, code, zp;
     logic signed [XB2-1:0] x2;
 
-    // skip code of the channel entering now (stage A of the first requant)
+    // skip code of the channel entering now (stage A of the first requant). The constant selections
+    // depend on nf alone, in blocks of their own (Verilator turns such a block into a lookup table).
     always_comb begin
         zp = '0;
-        code = '0;
         for (int k = 0; k < NF; k++) begin
-            if ({{(32 - NB){1'b0}}, nf} == k) begin
+            if ({{(32 - NB){1'b0}}, nf} == k)
                 zp = {szp_w[(k * PE + LANE) * (SKB + 1) + SKB], szp_w[(k * PE + LANE) * (SKB + 1) +: (SKB + 1)]};
-                if (HAS_SKIP && k * PE + LANE < COUT)
+        end
+    end
+    if (HAS_SKIP) begin : g_skip
+        always_comb begin
+            code = '0;
+            for (int k = 0; k < NF; k++) begin
+                if ({{(32 - NB){1'b0}}, nf} == k && k * PE + LANE < COUT)
                     code = {{2{(SKIP_SIGNED ? skip_data[((k * PE + LANE) % COUT) * SKB + SKB - 1] : 1'b0)}},
                             skip_data[((k * PE + LANE) % COUT) * SKB +: SKB]};
             end
         end
-        sx0 = code - zp;
+    end else begin : g_noskip
+        wire unused_skip = ^skip_data;  // no skip input (lint: the port is read nowhere else)
+        assign code = '0;
     end
+    assign sx0 = code - zp;
 
     always_ff @(posedge clk) begin
         if (en) begin
@@ -75,9 +84,9 @@ module hg_mvu_lane #(
     end
 
     // parameters of the last step, for the channel that reaches it
+    assign nf2 = TWO_STEP ? nf_d2 : nf;
+    assign sx = TWO_STEP ? sx_d2 : sx0;
     always_comb begin
-        nf2 = TWO_STEP ? nf_d2 : nf;
-        sx = TWO_STEP ? sx_d2 : sx0;
         {m, m_neg, sh, sm, pb} = '0;
         for (int k = 0; k < NF; k++) begin
             if ({{(32 - NB){1'b0}}, nf2} == k) begin

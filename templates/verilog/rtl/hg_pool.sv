@@ -35,26 +35,25 @@ module hg_pool #(
     logic en, fire, last_tap, v1, v2, v3;
     logic [TB-1:0] tap;
     logic signed [AB-1:0] acc [0:C-1];
-    logic signed [AB-1:0] acc_next [0:C-1];
     logic [(IS_AVG ? PE : C)*OB-1:0] y3;
     logic [NB-1:0] nf_y;  // fold of the requantized group reaching the collector
 
     assign en = !out_valid || out_ready;
     assign last_tap = tap == LKK[TB-1:0];
 
-    always_comb begin
-        for (int c = 0; c < C; c++) begin
-            acc_next[c] = {{(AB - IB){(IN_SIGNED ? in_data[c * IB + IB - 1] : 1'b0)}}, in_data[c * IB +: IB]};
-            if (tap != '0) begin
-                if (IS_AVG) acc_next[c] = acc[c] + acc_next[c];
-                else if (acc[c] > acc_next[c]) acc_next[c] = acc[c];
-            end
+    // acc_next: the running max or sum with this tap. Only read when a tap fires (the register updates
+    // below and the held sums), so a simulator evaluates it only then (an idle pool costs nothing).
+    function logic signed [AB-1:0] acc_next(input int c);
+        acc_next = {{(AB - IB){(IN_SIGNED ? in_data[c * IB + IB - 1] : 1'b0)}}, in_data[c * IB +: IB]};
+        if (tap != '0) begin
+            if (IS_AVG) acc_next = acc[c] + acc_next;
+            else if (acc[c] > acc_next) acc_next = acc[c];
         end
-    end
+    endfunction
 
     always_ff @(posedge clk) begin
         if (fire) begin
-            for (int c = 0; c < C; c++) acc[c] <= acc_next[c];
+            for (int c = 0; c < C; c++) acc[c] <= acc_next(c);
         end
     end
 
@@ -84,7 +83,7 @@ module hg_pool #(
             end
             if (en) begin
                 if (load) begin
-                    for (int c = 0; c < NF * PE; c++) held[c * AB +: AB] <= c < C ? acc_next[c % C] : '0;
+                    for (int c = 0; c < NF * PE; c++) held[c * AB +: AB] <= c < C ? acc_next(c % C) : '0;
                 end else if (busy) held <= held >> (PE * AB);
             end
         end

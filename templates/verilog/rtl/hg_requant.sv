@@ -84,7 +84,7 @@ module hg_requant #(
     always_comb begin
         rnd = '0;
         odd = 1'b0;
-        for (int i = 1; i <= MAX_SHIFT; i++) begin
+        for (int i = MIN_SHIFT > 1 ? MIN_SHIFT : 1; i <= MAX_SHIFT; i++) begin  // sh lies in MIN_SHIFT .. MAX_SHIFT
             if ({{(32 - SHB){1'b0}}, sh_a} == i) begin
                 rnd = ({{(UB - 1){1'b0}}, 1'b1} <<< (i - 1)) - {{(UB - 1){1'b0}}, !ROUND_UP};
                 odd = v_a[i < VB ? i : VB - 1];

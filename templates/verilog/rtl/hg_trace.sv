@@ -22,16 +22,19 @@ module hg_trace #(
         enabled = $test$plusargs("hlsgen_trace") != 0;
     end
 
+    // nothing to do per cycle unless tracing is on (fd stays 0 then)
     always @(posedge clk) begin
-        if (enabled && !rst_n && !fresh) begin
-            if (fd != 0) $fclose(fd);
-            fd <= $fopen(NAME, "w");
-            fresh <= 1'b1;
-        end else if (rst_n) begin
-            fresh <= 1'b0;
-            if (fd != 0 && valid && ready) begin
-                $fwrite(fd, "%h\n", data);
-                $fflush(fd);
+        if (enabled) begin
+            if (!rst_n && !fresh) begin
+                if (fd != 0) $fclose(fd);
+                fd <= $fopen(NAME, "w");
+                fresh <= 1'b1;
+            end else if (rst_n) begin
+                fresh <= 1'b0;
+                if (fd != 0 && valid && ready) begin
+                    $fwrite(fd, "%h\n", data);
+                    $fflush(fd);
+                end
             end
         end
     end
