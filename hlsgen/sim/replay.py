@@ -11,6 +11,7 @@ cocotb tests, first divergent layer included). Builds are cached like the cocotb
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -116,15 +117,17 @@ def run_replay(out: Path, top: str, sim: str, build_dir: Path, run_dir: Path, fr
         argv = [str(build_dir / "obj" / BINARY), *plusargs]
     else:
         argv = ["vvp", "-n", str(build_dir / f"{BINARY}.vvp"), *(["-fst"] if waves else []), *plusargs]
-    start = time.monotonic()
+    start, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = run_logged(argv, cwd=run_dir)
     seconds = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)  # the simulator alone
     (run_dir / "replay.log").write_text(f"$ {' '.join(argv)}\n{proc.stdout}{proc.stderr}")
-    _to_result(out, top, run_dir, report, seconds)
+    _to_result(out, top, run_dir, report, seconds, cpu)
     return seconds
 
 
-def _to_result(out: Path, top: str, run_dir: Path, report: Path, seconds: float) -> None:
+def _to_result(out: Path, top: str, run_dir: Path, report: Path, seconds: float, cpu: float) -> None:
     """`python -m hlsgen_tb.replay` of OUT/tb (the testbench's own reader, never hlsgen's import)."""
     if not report.exists():
         log.error("the replay wrote no report; see %s", run_dir / "replay.log")
@@ -137,14 +140,17 @@ def _to_result(out: Path, top: str, run_dir: Path, report: Path, seconds: float)
     if proc.returncode == 2:
         log.error("replay report unreadable (%s); see %s", proc.stderr.strip(), run_dir / "replay.log")
         return
-    _add_speed(run_dir / "result.json", seconds)
+    _add_speed(run_dir / "result.json", seconds, cpu)
 
 
-def _add_speed(result: Path, seconds: float) -> None:
+def _add_speed(result: Path, seconds: float, cpu: float) -> None:
+    """Wall and CPU seconds of the simulator process (start-up and $readmemh of the vectors included)."""
     import json
 
     data = json.loads(result.read_text())
     entry = data["throughput"]
     entry["sim_seconds"] = round(seconds, 3)
     entry["cycles_per_second"] = round(entry["simulated_cycles"] / seconds) if seconds > 0 else None
+    entry["sim_cpu_seconds"] = round(cpu, 3)
+    entry["cycles_per_cpu_second"] = round(entry["simulated_cycles"] / cpu) if cpu > 0 else None
     result.write_text(json.dumps(data, indent=2) + "\n")
