@@ -29,9 +29,9 @@ demo: $(STAMP)
 	$(BIN)/hlsgen rtlsim build/resnet_cifar
 	@echo "report: build/resnet_cifar/report.md; HLS C++: build/resnet_cifar/hls/; Verilog: build/resnet_cifar/rtl/"
 
-# pytest-xdist: one worker per core (at most 4), tests sharing a module fixture on one worker (tests/conftest.py)
+# pytest-xdist: one worker per core (at most 4), a file's tests on one worker (tests/conftest.py)
 PYTEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
-PARALLEL := -n $(PYTEST_JOBS) --dist loadgroup --no-loadscope-reorder
+PARALLEL := -n $(PYTEST_JOBS) --dist loadfile --no-loadscope-reorder
 
 test: $(STAMP)
 	$(BIN)/ruff check hlsgen tests examples benchmarks
