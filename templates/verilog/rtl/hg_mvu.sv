@@ -100,7 +100,6 @@ module hg_mvu #(
     logic [PE*SIMD*WB-1:0] w1;
     logic signed [PB-1:0] prod2 [0:PE*SIMD-1];     // one product per lane (unpaired lanes)
     logic signed [PW-1:0] pp2 [0:(NP > 0 ? NP : 1)*SIMD-1];  // PACK: one double product per pair
-    logic signed [PB-1:0] pl [0:PE*SIMD-1];        // the lane products, pairs split
     logic signed [AB-1:0] acc [0:PE-1];
     logic [RQ*OB-1:0] y5;
     wire [NF*PE*ACCB-1:0] bias_w = BIAS;
@@ -137,11 +136,11 @@ module hg_mvu #(
             end
         end
         always_comb begin
-            for (int j = 0; j < SIMD; j++) begin
-                xe = {(IN_SIGNED && !PACK) ? slice[j * IB + IB - 1] : 1'b0, slice[j * IB +: IB] ^ XFLIP};
-                x0[j] = xe[XB-1:0];
-                if (SF * SIMD > CING && j >= CING - (SF - 1) * SIMD && {{(32 - SFB){1'b0}}, sf} == SF - 1)
-                    x0[j] = '0;  // a padding channel of the last slice (its weight is 0 as well)
+            for (int js = 0; js < SIMD; js++) begin
+                xe = {(IN_SIGNED && !PACK) ? slice[js * IB + IB - 1] : 1'b0, slice[js * IB +: IB] ^ XFLIP};
+                x0[js] = xe[XB-1:0];
+                if (SF * SIMD > CING && js >= CING - (SF - 1) * SIMD && {{(32 - SFB){1'b0}}, sf} == SF - 1)
+                    x0[js] = '0;  // a padding channel of the last slice (its weight is 0 as well)
             end
         end
     end else begin : g_xlane
@@ -164,14 +163,14 @@ module hg_mvu #(
     // stages 1-2: operands with the ROM word, then the products
     logic signed [WB-1:0] wl [0:PE*SIMD-1];
     always_comb begin
-        for (int i = 0; i < PE * SIMD; i++) wl[i] = w1[i * WB +: WB];
+        for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) wl[i] = w1[i * WB +: WB];  // the unpaired lanes
     end
 
     // LUTMUL: w*x = sum of x*2^b over the weight's bits b (the sign bit subtracts)
     logic signed [PB-1:0] pm [0:PE*SIMD-1];
     logic signed [PB-1:0] xs;
     always_comb begin
-        for (int i = 0; i < PE * SIMD; i++) begin
+        for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) begin
             xs = {{(PB - XB){x1[SHARED ? i % SIMD : i][XB-1]}}, x1[SHARED ? i % SIMD : i]};
             pm[i] = '0;
             for (int b = 0; b < WB; b++) begin
@@ -208,37 +207,36 @@ module hg_mvu #(
     if (NP > 0) begin : g_pack
         // A = {w1 - sign(w0), w0 as F bits} = w0 + w1*2^F; the pair shares activation s (lanes 2k*SIMD+s)
         logic signed [AW-1:0] aop [0:NP*SIMD-1];
+        logic [WB-1:0] wa, wb;  // the pair's weights (lanes 2k*SIMD+s and (2k+1)*SIMD+s)
         always_comb begin
             for (int k = 0; k < NP; k++) begin
                 for (int s = 0; s < SIMD; s++) begin
-                    aop[k * SIMD + s] = {{wl[(2 * k + 1) * SIMD + s][WB-1], wl[(2 * k + 1) * SIMD + s]}
-                                         - {{WB{1'b0}}, wl[2 * k * SIMD + s][WB-1]},
-                                         {(F - WB){wl[2 * k * SIMD + s][WB-1]}}, wl[2 * k * SIMD + s]};
+                    wa = w1[(2 * k * SIMD + s) * WB +: WB];
+                    wb = w1[((2 * k + 1) * SIMD + s) * WB +: WB];
+                    aop[k * SIMD + s] = {{wb[WB-1], wb} - {{WB{1'b0}}, wa[WB-1]}, {(F - WB){wa[WB-1]}}, wa};
                 end
             end
         end
         always_ff @(posedge clk) begin
             if (en) begin
-                for (int j = 0; j < NP * SIMD; j++) pp2[j] <= aop[j] * x1[j % SIMD];  // PACK implies SHARED
+                for (int js = 0; js < NP * SIMD; js++) pp2[js] <= aop[js] * x1[js % SIMD];  // PACK implies SHARED
             end
         end
     end else begin : g_nopack
         always_comb pp2[0] = '0;
     end
 
-    // stage 3: split the pairs: low field w0*xu, upper field + the low field's sign w1*xu
-    always_comb begin
-        for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) pl[i] = prod2[i];
-        for (int j = 0; j < NP * SIMD; j++) begin
-            pl[(j / SIMD) * 2 * SIMD + j % SIMD] = pp2[j][F-1:0];
-            pl[(j / SIMD) * 2 * SIMD + SIMD + j % SIMD] = pp2[j][F +: PB] + {{(PB - 1){1'b0}}, pp2[j][F-1]};
-        end
-    end
-
-    // stage 3: accumulate (modulo 2^ACCB); the bias of channel nf2*PE + p starts every group
+    // stage 3: accumulate (modulo 2^ACCB) the lane products; a pair's double product splits into the low
+    // field w0*xu (lane 2k) and the upper field + the low field's sign w1*xu (lane 2k+1). The bias of
+    // channel nf2*PE + p starts every group.
+    localparam int NPS = NP > 0 ? NP : 1;
     logic signed [AB-1:0] acc_next [0:PE-1];
     logic signed [AB-1:0] sum;
     logic signed [PX-1:0] pe_x;
+    logic signed [PB-1:0] pl;  // the lane's product
+    /* verilator lint_off UNUSEDSIGNAL */
+    int j;  // an index: its high bits are zero
+    /* verilator lint_on UNUSEDSIGNAL */
     always_comb begin
         for (int p = 0; p < PE; p++) begin
             sum = acc[p];
@@ -248,7 +246,11 @@ module hg_mvu #(
                     if ({{(32 - NB){1'b0}}, nf2} == k) sum = bias_w[(k * PE + p) * ACCB +: ACCB];
             end
             for (int s = 0; s < SIMD; s++) begin
-                pe_x = {{(PX - PB + 1){pl[p * SIMD + s][PB-1]}}, pl[p * SIMD + s][PB-2:0]};  // the sum is mod 2^ACCB
+                j = ((p / 2) % NPS) * SIMD + s;  // PACK: the pair of lanes 2k, 2k+1 that p belongs to
+                if (p >= 2 * NP) pl = prod2[p * SIMD + s];
+                else if (p % 2 == 0) pl = pp2[j][F-1:0];
+                else pl = pp2[j][F +: PB] + {{(PB - 1){1'b0}}, pp2[j][F-1]};
+                pe_x = {{(PX - PB + 1){pl[PB-1]}}, pl[PB-2:0]};  // the sum is mod 2^ACCB
                 sum = sum + pe_x[AB-1:0];
             end
             acc_next[p] = sum;
