@@ -88,6 +88,7 @@ def test_folded_requant_add_pool_bit_exact_at_model_cycles(folded: Path) -> None
     assert rtl_nets.results(folded)["random_stalls"]["passed"]
 
 
+@pytest.mark.heavy  # ragged add lanes (PE 6 of 20) are bit-exact in the `folded` design; here only as the bottleneck
 def test_add_with_ragged_lanes_as_bottleneck(tmp_path: Path) -> None:
     _check(_compile(tmp_path, {"add": 6}), 64)  # add: PE 6 does not divide 20
 
@@ -97,6 +98,7 @@ def test_add_with_ragged_lanes_as_bottleneck(tmp_path: Path) -> None:
 WINDOW_GAP_CYCLES = 28
 
 
+@pytest.mark.heavy  # the global pool's lanes are bit-exact in the `folded` design (PE 3); here PE 1 and its cycles
 def test_global_pool_with_one_requant_lane(tmp_path: Path) -> None:
     out = _compile(tmp_path, {"gap": 1})
     assert run_rtlsim(out, frames=4, seed=5) == 0
@@ -111,6 +113,7 @@ def test_pool_lane_reading_the_wrong_channel_is_caught(folded: Path, tmp_path: P
                       "held[((p + 1) % PE) * AB +: AB]} - off;", "globalaveragepool")
 
 
+@pytest.mark.heavy  # a second lane mutant of the `folded` design; the pool-lane one stays in the default suite
 def test_eltwise_lane_reading_the_wrong_fold_is_caught(folded: Path, tmp_path: Path) -> None:
     _mutant_is_caught(folded, tmp_path, "hg_eltwise.sv", "a_data[((k * PE + p) % C) * AB +: AB]};",
                       "a_data[((k * PE + p + PE) % C) * AB +: AB]};", "leakyrelu")

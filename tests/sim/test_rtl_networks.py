@@ -48,6 +48,7 @@ def test_grid_int8_half_even(grid: Path) -> None:
     check_bit_exact(grid)
 
 
+@pytest.mark.heavy  # the RTL fuzz slice draws 2..8-bit weights, unsigned activations and half_up by default
 def test_grid_int4_weights_uint6_acts_half_up(tmp_path: Path) -> None:
     model, folds = rtl_nets.grid_net(seed=1)
     quant = {"weight_bits": 4, "act_bits": 6, "act_signed": False, "rounding": "half_up"}
@@ -108,7 +109,9 @@ def test_corrupted_intermediate_step_is_caught(two_step: Path, tmp_path: Path, w
 
 
 # heavy: the zoo MLP (an MLP goes through the RTL by default in test_example[mlp_yaml])
-@pytest.mark.parametrize("name", ["resnet_tiny", "dw_separable", pytest.param("mlp", marks=pytest.mark.heavy)])
+# heavy: dw_separable too (depthwise convs go through the RTL in the fuzz slice, the design is linted in test_rtl_lint)
+@pytest.mark.parametrize("name", ["resnet_tiny", pytest.param("dw_separable", marks=pytest.mark.heavy),
+                                  pytest.param("mlp", marks=pytest.mark.heavy)])
 def test_model_zoo_network(name: str, tmp_path: Path) -> None:
     model = getattr(model_zoo, name)(seed=0)
     check_bit_exact(rtl_nets.compile_to(tmp_path, model, hw={"frames": 3}))
