@@ -178,7 +178,7 @@ def _emit_requant(b: _Builder, name: str, x: str, y: str, mults: list[np.ndarray
                   act: dict[str, Any]) -> None:
     qx, qy = b.float_graph.tensor(x).qtype, b.float_graph.tensor(y).qtype
     assert qx is not None and qy is not None
-    lo, hi = clamp_codes(qy, act.get("clip_min", -math.inf), act.get("clip_max", math.inf))
+    lo, hi = clamp_codes(name, qy, act.get("clip_min", -math.inf), act.get("clip_max", math.inf))
     attrs = {"x_zp": int(qx.zero_point), "axis": 1, "mult": _ints(mults[0]), "shift": _ints(shift),
              "mult_neg": _ints(mults[1]) if len(mults) > 1 else None, "zp": int(qy.zero_point),
              "lo": lo, "hi": hi, "rounding": b.rounding}
@@ -227,7 +227,7 @@ def _passthrough(b: _Builder, n: Node) -> None:
 
 
 def _requant(b: _Builder, n: Node, shift: np.ndarray, qy: QType) -> dict[str, Any]:
-    lo, hi = clamp_codes(qy, -math.inf, math.inf)
+    lo, hi = clamp_codes(n.name, qy, -math.inf, math.inf)
     return {"shift": _ints(shift), "zp": int(qy.zero_point), "lo": lo, "hi": hi, "rounding": b.rounding,
             "mult_neg": None}
 

@@ -43,16 +43,22 @@ class LayerSettings:
     rounding: str
 
 
-def clamp_codes(out: QType, clip_min: float, clip_max: float) -> tuple[int, int]:
-    """Output clamp in codes: the type's range narrowed by an activation's real bounds."""
+def clamp_codes(node: str, out: QType, clip_min: float, clip_max: float) -> tuple[int, int]:
+    """Output clamp in codes: the type's range narrowed by an activation's real bounds.
+
+    The source computes q = clamp(round(clip(x, a, b) / s) + zp, L, H). Rounding is monotone, so
+    round(clip(x, a, b) / s) = clamp(round(x / s), round(a / s), round(b / s)), and two clamps compose
+    into one whose bounds are the inner bounds clamped to [L, H]. Bounds beyond the type's range thus
+    give a constant code (all of [a, b] above the top code: every output is H), exactly as the source."""
+    if clip_min > clip_max:
+        raise HlsgenError(f"node {node}: activation bounds [{clip_min}, {clip_max}] are empty (min > max)")
     scale, zp = float(out.scale), int(out.zero_point)
-    lo, hi = out.int.lo, out.int.hi
+    type_lo, type_hi = out.int.lo, out.int.hi
+    lo, hi = type_lo, type_hi
     if math.isfinite(clip_min):
-        lo = max(lo, zp + int(round_real(np.float64(clip_min / scale))))
+        lo = min(max(type_lo, zp + int(round_real(np.float64(clip_min / scale)))), type_hi)
     if math.isfinite(clip_max):
-        hi = min(hi, zp + int(round_real(np.float64(clip_max / scale))))
-    if lo > hi:
-        raise HlsgenError(f"activation bounds [{clip_min}, {clip_max}] leave no code in {out!r}")
+        hi = max(min(type_hi, zp + int(round_real(np.float64(clip_max / scale)))), type_lo)
     return lo, hi
 
 
@@ -113,7 +119,7 @@ def _single_step(node: Node, acc_scale: np.ndarray, qy: QType, skip: QType | Non
     if node.attr("act") == "leaky":
         ratios.append(ratios[0] * float(node.attr("alpha")))
     mults, shift = multipliers(node, ratios, bits)
-    lo, hi = clamp_codes(qy, node.attr("clip_min"), node.attr("clip_max"))
+    lo, hi = clamp_codes(node.name, qy, node.attr("clip_min"), node.attr("clip_max"))
     attrs = {"mult": _ints(mults[0]), "shift": _ints(shift), "zp": int(qy.zero_point), "lo": lo, "hi": hi,
              "mult_neg": _ints(mults[-1]) if node.attr("act") == "leaky" else None}
     if skip is not None:
@@ -161,14 +167,14 @@ def _two_step(node: Node, acc_scale: np.ndarray, qy: QType, skip: QType | None, 
     # step 1 rounds the model's intermediate tensor, whose step-2 gain magnifies a near-tie: its
     # multiplier keeps float32 precision (24 bits) so that t matches the model's float32 rounding
     m1, sh1 = multipliers(node, r1, max(bits, MID_MULT_BITS))
-    lo_t, hi_t = clamp_codes(qt, node.attr("clip_min"), node.attr("clip_max"))
+    lo_t, hi_t = clamp_codes(node.name, qt, node.attr("clip_min"), node.attr("clip_max"))
     post_a = np.broadcast_to(np.asarray(node.attr("post_a"), dtype=np.float64), (n,))
     r2 = [post_a * s_t / s_y] + ([np.full(n, float(skip.scale) / s_y)] if skip is not None else [])
     leaky = node.attr("post_act") == "leaky"
     if leaky:
         r2.append(r2[0] * float(node.attr("post_alpha")))
     m2, sh2 = multipliers(node, r2, bits)
-    lo, hi = clamp_codes(qy, node.attr("post_clip_min"), node.attr("post_clip_max"))
+    lo, hi = clamp_codes(node.name, qy, node.attr("post_clip_min"), node.attr("post_clip_max"))
     post_b = np.broadcast_to(np.asarray(node.attr("post_b"), dtype=np.float64), (n,))
     attrs = {"mid_mult": _ints(m1[0]), "mid_mult_neg": _ints(m1[1]) if len(m1) > 1 else None,
              "mid_shift": _ints(sh1), "mid_zp": int(qt.zero_point), "mid_lo": lo_t, "mid_hi": hi_t,

@@ -293,17 +293,27 @@ def test_regression_ratio_beyond_the_multiplier_is_a_clear_refusal(tmp_path: Pat
 
 
 # campaign of 2026-12-01 (unshrunk): Clip(0.25, 2) into the model's u4 quantizer of step 1/64 (top code 0.234 <
-# 0.25). The model's output there is the constant top code; hlsgen refuses the layer instead, in one line
-# that does not name the node (reported). Kept as the refusal it is today; fuzz runs discard it.
+# 0.25). The source's output there is the constant top code 15; hlsgen refused the layer ("activation bounds
+# leave no code"). Now the clamp's bounds are the clip's codes clamped to the type (numerics.md §6), so the
+# layer outputs 15 like the source, through golden, C-sim and RTL.
 CLIP_ABOVE_THE_TYPE = (Path(__file__).parent / "regressions" / "clip_above_the_type.json").read_text()
 
 
 @pytest.mark.fuzz
-def test_regression_clip_bounds_beyond_the_output_type_are_refused(tmp_path: Path) -> None:
-    from hlsgen.errors import HlsgenError
+@needs_fast_rtl
+def test_regression_clip_bounds_beyond_the_output_type_give_the_top_code(tmp_path: Path) -> None:
+    from hlsgen.api import as_batch, intermediates
+    from hlsgen.golden.execute import run_graph
 
-    with pytest.raises(HlsgenError, match=r"activation bounds \[0\.25, 2\.0\] leave no code in u4\(s=0\.015625"):
-        compile_net(tmp_path / "net", _net(CLIP_ABOVE_THE_TYPE))
+    out, c = compile_net_full(tmp_path / "net", _net(CLIP_ABOVE_THE_TYPE))
+    x = c.sample[:4]
+    source = run_graph(c.source, as_batch(x, c.source), keep=True)
+    node = next(n for n in c.source.nodes if n.name == "q_L3__dq")  # the u4 quantizer after the clip
+    assert np.unique(source[node.outputs[0]]).tolist() == [15 / 64]  # what the source model computes
+    layer = next(n for n in c.graph.nodes if n.name == "L3_conv")
+    assert np.unique(intermediates(c, x)[layer.outputs[0]]).tolist() == [15]  # the golden model: code 15
+    check_csim(out)
+    check_rtl(out)
 
 
 @pytest.mark.fuzz
