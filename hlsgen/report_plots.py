@@ -19,13 +19,12 @@ from typing import Any
 from hlsgen.cache import cache_base
 
 
-def _private_config_dir() -> None:
-    """matplotlib keeps its font cache in MPLCONFIGDIR (default ~/.config/matplotlib) and warns on stderr
-    when that is not writable (a read-only HOME, another user): hlsgen's errors must stay one line, and a
-    user's matplotlibrc must not change the plots. So hlsgen gives it a folder of its own, in the hlsgen
-    cache or else in a per-user temporary folder, unless MPLCONFIGDIR is set."""
-    if os.environ.get("MPLCONFIGDIR"):
-        return
+def _writable_config_dir() -> str | None:
+    """A folder matplotlib may write its font cache to: MPLCONFIGDIR when it is set and writable, else
+    hlsgen's own (in the hlsgen cache, or a per-user temporary folder); None if none is writable."""
+    given = os.environ.get("MPLCONFIGDIR")
+    if given and os.access(given, os.W_OK):
+        return given
     for base in (cache_base(), Path(tempfile.gettempdir()) / f"hlsgen-{os.getuid()}"):
         folder = base / "matplotlib"
         try:
@@ -33,11 +32,32 @@ def _private_config_dir() -> None:
         except OSError:
             continue
         if os.access(folder, os.W_OK):
-            os.environ["MPLCONFIGDIR"] = str(folder)
-            return
+            return str(folder)
+    return None
 
 
-_private_config_dir()
+def _import_matplotlib() -> None:
+    """matplotlib reads MPLCONFIGDIR once, at import, and warns on stderr when the folder is not writable
+    (a read-only HOME, another user): hlsgen's errors must stay one line, and a user's matplotlibrc must
+    not change the plots. The variable is set for the import only, so child processes (which may run as
+    another user) never inherit it."""
+    before = os.environ.get("MPLCONFIGDIR")
+    chosen = _writable_config_dir()
+    if chosen:
+        os.environ["MPLCONFIGDIR"] = chosen
+    try:  # every module that reads the config or the font cache, while the variable is set
+        import matplotlib.axes  # noqa: F401
+        import matplotlib.figure  # noqa: F401
+        import matplotlib.font_manager  # noqa: F401
+        import matplotlib.ticker  # noqa: F401
+    finally:
+        if before is None:
+            os.environ.pop("MPLCONFIGDIR", None)
+        else:
+            os.environ["MPLCONFIGDIR"] = before
+
+
+_import_matplotlib()
 
 import matplotlib  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
