@@ -10,13 +10,16 @@ layers within the issue's tolerance (DSP and BRAM 15 %, LUT 25 %; differences of
 coefficients by non-negative least squares on every layer and prints them for resources.py.
 `--stored` skips synthesis: it takes the designs of tests/data/synth_*.json at their stored foldings
 with those Yosys figures (the model's own folding moves when its coefficients do, so a refit is done
-on the stored figures: `--stored --fit`).
+on the stored figures: `--stored --fit`). `--save` writes each synthesized design's figures to
+tests/data/synth_<name>.json (after an RTL change: commit it, then run with --save; the file names the
+commit); tests/examples/test_resource_model.py checks the model against every stored design.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -45,6 +48,8 @@ SYNTH_KEY = {"dsp": "dsp", "lut": "lut", "ff": "ff", "bram36": "bram36_eq"}
 def _example(name: str, config: str | None = None) -> Callable[[Path], Compilation]:
     def build(_: Path) -> Compilation:
         ex = ROOT / "examples" / name
+        if not (ex / "model.onnx").exists():  # examples whose model is built by a script
+            subprocess.run([sys.executable, str(ex / "make_model.py")], check=True, capture_output=True)
         calib = ex / "calib.npy"
         return compile_model(ex / "model.onnx", ex / config if config else None, calib if calib.exists() else None)
     return build
@@ -80,15 +85,31 @@ DESIGNS: dict[str, Callable[[Path], Compilation]] = {
 }
 
 
-def measure(name: str, work: Path, jobs: int) -> tuple[Dataflow, dict[str, dict[str, float]]]:
+def measure(name: str, work: Path, jobs: int, save: bool = False) -> tuple[Dataflow, dict[str, dict[str, float]]]:
     c = DESIGNS[name](work)
     out = work / name
     write_compilation(c, out)
     df = build_dataflow(c.graph, c.config.hw)
     synth = synthesize(out, jobs=jobs)
     measured = {r["name"]: r["resources"] for r in synth["layers"] if r["status"] == "ok"}
+    if save:
+        _save(name, df, synth, measured)
     measured["glue"] = synth["glue"]["resources"]
     return df, measured
+
+
+def _save(name: str, df: Dataflow, synth: dict[str, object], measured: dict[str, dict[str, float]]) -> None:
+    """tests/data/synth_<name>.json: Yosys's figures of every layer at the folding synthesized."""
+    if synth["failed"]:
+        raise SystemExit(f"{name}: not saved, Yosys failed on {synth['failed']}")
+    rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    rows = [{"node": lay.node, "layer": lay.name, "kind": lay.kind, "pe": lay.pe, "simd": lay.simd,
+             "dsp": measured[lay.name]["dsp"], "lut": measured[lay.name]["lut"], "ff": measured[lay.name]["ff"],
+             "bram36": measured[lay.name]["bram36_eq"]} for lay in df.layers if lay.name in measured]
+    doc = {"tool": " ".join(str(synth["yosys"]).split()[:2]), "family": synth["family"], "part": synth["part"],
+           "rtl": rev, "layers": rows}
+    (ROOT / "tests" / "data" / f"synth_{name}.json").write_text(json.dumps(doc, indent=1) + "\n")
 
 
 def stored(name: str, work: Path) -> tuple[Dataflow, dict[str, dict[str, float]]]:
@@ -210,13 +231,15 @@ def main() -> None:
     ap.add_argument("--fit", action="store_true")
     ap.add_argument("--stored", action="store_true",
                     help="no synthesis: the designs of tests/data/synth_*.json at their stored foldings and figures")
+    ap.add_argument("--save", action="store_true",
+                    help="write tests/data/synth_<design>.json of each design synthesized")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.stored:
         names = args.only or sorted(p.stem[len("synth_"):] for p in (ROOT / "tests" / "data").glob("synth_*.json"))
         results = {name: stored(name, args.out) for name in names}
     else:
-        results = {name: measure(name, args.out, args.j) for name in (args.only or DESIGNS)}
+        results = {name: measure(name, args.out, args.j, args.save) for name in (args.only or DESIGNS)}
     summary = report(results)
     (args.out / "resource_model.json").write_text(json.dumps(summary, indent=1) + "\n")
     if args.fit:

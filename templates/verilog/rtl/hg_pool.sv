@@ -94,19 +94,17 @@ module hg_pool #(
         for (genvar p = 0; p < PE; p++) begin : g_lane
             logic [MB-1:0] m;
             logic [SHB-1:0] sh;
-            logic [XB-1:0] off;
+            /* verilator lint_off UNUSEDSIGNAL */
+            logic [31:0] off;  // XB bits of it are used
+            /* verilator lint_on UNUSEDSIGNAL */
             logic signed [XB-1:0] xs;
-            always_comb begin
-                {m, sh, off} = '0;
-                for (int k = 0; k < NF; k++) begin
-                    if ({{(32 - NB){1'b0}}, nf} == k && k * PE + p < C) begin
-                        m = MULT[((k * PE + p) % C) * MB +: MB];
-                        sh = SHIFT[((k * PE + p) % C) * SHB +: SHB];
-                        off = X_OFF[((k * PE + p) % C) * 32 +: XB];
-                    end
-                end
-                xs = {held[p * AB + AB - 1], held[p * AB +: AB]} - off;
-            end
+            hg_table #(.N(NF), .W(MB), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(MULT))
+                u_m (.idx(nf), .value(m));
+            hg_table #(.N(NF), .W(SHB), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(SHIFT))
+                u_sh (.idx(nf), .value(sh));
+            hg_table #(.N(NF), .W(32), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(X_OFF))
+                u_off (.idx(nf), .value(off));
+            assign xs = {held[p * AB + AB - 1], held[p * AB +: AB]} - off[XB-1:0];
             hg_requant #(
                 .XB(XB), .MB(MB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT), .MIN_SHIFT(MIN_SHIFT), .ROUND_UP(ROUND_UP), .OB(OB),
                 .ZP(ZP), .LO(LO), .HI(HI)
