@@ -126,20 +126,26 @@ def _basic_block(g: GraphBuilder, x: str, cin: int, cout: int, stride: int, with
     return g.op("Relu", [g.op("Add", [skip, h])])
 
 
-def resnet_tiny(seed: int = 0, with_bn: bool = True, dynamic_batch: bool = False) -> onnx.ModelProto:
+def resnet_tiny(seed: int = 0, with_bn: bool = True, dynamic_batch: bool = False,
+                mean: bool = False) -> onnx.ModelProto:
     """Two-block ResNet on [1,3,16,16] -> softmax over 10 classes.
 
     The residual Adds see inputs of clearly different magnitude (skip ~3x the residual branch) so
-    their quantization scales differ. ``with_bn=False`` omits every BatchNormalization.
+    their quantization scales differ. ``with_bn=False`` omits every BatchNormalization. ``mean=True``
+    pools as PyTorch 2 exports AdaptiveAvgPool2d(1) + flatten: ReduceMean(axes [2, 3] as an input,
+    keepdims 0) at opset 18, instead of GlobalAveragePool + Flatten at opset 13.
     """
     g = GraphBuilder(seed)
     h = g.op("Relu", [_conv_norm(g, "x", 3, 8, 3, 1, 1.0, with_bn)])
     h = _basic_block(g, h, 8, 8, 1, with_bn)
     h = _basic_block(g, h, 8, 16, 2, with_bn)
-    h = g.op("Flatten", [g.op("GlobalAveragePool", [h])], axis=1)
+    if mean:
+        h = g.op("ReduceMean", [h, g.const("axes", np.array([-2, -1], np.int64))], keepdims=0)
+    else:
+        h = g.op("Flatten", [g.op("GlobalAveragePool", [h])], axis=1)
     y = g.op("Softmax", [g.dense(h, 16, 10)], axis=1)
     b = _batch(dynamic_batch)
-    return g.model([b, 3, 16, 16], y, [b, 10], "resnet_tiny")
+    return g.model([b, 3, 16, 16], y, [b, 10], "resnet_tiny", opset=18 if mean else 13)
 
 
 def dw_separable(seed: int = 0, dynamic_batch: bool = False) -> onnx.ModelProto:

@@ -53,6 +53,7 @@ TRANSLATORS: dict[str, Translator] = {
     "MaxPool": nn.maxpool,
     "AveragePool": nn.avgpool,
     "GlobalAveragePool": nn.global_avgpool,
+    "ReduceMean": nn.reduce_mean,
     "MatMul": nn.matmul,
     "Gemm": nn.gemm,
     "Pad": nn.pad,

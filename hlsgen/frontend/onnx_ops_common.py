@@ -77,6 +77,22 @@ def norm_axis(axis: int, rank: int) -> int:
     return axis + rank if axis < 0 else axis
 
 
+def axes_of(ctx: Ctx, node: onnx.NodeProto, rank: int, input_since: int) -> list[int] | None:
+    """The `axes` of Squeeze, Unsqueeze or a Reduce op (an attribute before opset `input_since`, input 1
+    from it on), normalised against `rank` and sorted; None if absent."""
+    if ctx.opset < input_since:
+        raw = ctx.attrs(node).get("axes")
+    else:
+        name = ctx.inp(node, 1)
+        raw = None if name is None else ctx.need_const(name, "axes").reshape(-1)
+    if raw is None:
+        return None
+    axes = sorted(norm_axis(int(v), rank) for v in raw)
+    if len(set(axes)) != len(axes):
+        raise Unsupported(f"repeated axes {axes}")
+    return axes
+
+
 def scalar(value: np.ndarray, what: str) -> float:
     if value.size != 1:
         raise Unsupported(f"{what} must be a scalar")

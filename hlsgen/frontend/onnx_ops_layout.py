@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from hlsgen.frontend.onnx_ops_common import Ctx, Unsupported, norm_axis, operand
+from hlsgen.frontend.onnx_ops_common import Ctx, Unsupported, axes_of, operand
 
 
 # ---- the Reshape family and Transpose -------------------------------------------------------------
@@ -86,26 +86,10 @@ def _static_reshape(ctx: Ctx, node: onnx.NodeProto, name: str, x: str, xs: tuple
     ctx.alias(node.output[0], ctx.derived_static(x, f"{name}__value", lambda a: a.reshape(out), axis_map, 1.0))
 
 
-def _axes(ctx: Ctx, node: onnx.NodeProto, rank: int) -> list[int] | None:
-    """Squeeze/Unsqueeze axes (attribute before opset 13, input since) normalised against `rank`
-    (the input rank for Squeeze, the output rank for Unsqueeze); None if absent."""
-    if ctx.opset < 13:
-        raw = ctx.attrs(node).get("axes")
-    else:
-        name = ctx.inp(node, 1)
-        raw = None if name is None else ctx.need_const(name, "axes").reshape(-1)
-    if raw is None:
-        return None
-    axes = sorted(norm_axis(int(v), rank) for v in raw)
-    if len(set(axes)) != len(axes):
-        raise Unsupported(f"repeated axes {axes}")
-    return axes
-
-
 def squeeze(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     """Without axes, every size-1 dimension except the batch (dim 0) is removed."""
     x, xs = operand(ctx, node)
-    axes = _axes(ctx, node, len(xs))
+    axes = axes_of(ctx, node, len(xs), input_since=13)
     if axes is None:
         axes = [i for i, d in enumerate(xs) if d == 1 and i > 0]
     if 0 in axes:
@@ -124,7 +108,7 @@ def _unsqueeze_rank(ctx: Ctx, node: onnx.NodeProto, rank: int) -> int:
 def unsqueeze(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     x, xs = operand(ctx, node)
     n_out = _unsqueeze_rank(ctx, node, len(xs))
-    axes = _axes(ctx, node, n_out)
+    axes = axes_of(ctx, node, n_out, input_since=13)
     if not axes:
         raise Unsupported("axes are missing")
     if 0 in axes:

@@ -19,6 +19,7 @@ from hlsgen.frontend.onnx_ops_common import (
     EPILOGUE,
     Ctx,
     Unsupported,
+    axes_of,
     ints,
     norm_axis,
     operand,
@@ -158,6 +159,27 @@ def global_avgpool(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     if len(xs) != 4:
         raise Unsupported("only rank-4 inputs are supported")
     ctx.add_node(name, "GlobalAveragePool", [x], node.output[:1], {}, [(xs[0], xs[1], 1, 1)])
+
+
+def reduce_mean(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
+    """ReduceMean over the spatial axes of an NCHW tensor, the way PyTorch exports AdaptiveAvgPool2d(1)
+    and x.mean((2, 3)): a GlobalAveragePool (the same mean), then a Reshape to [N, C] when keepdims=0.
+    Other axes reduce channels or the batch, which no layer here computes."""
+    x, xs = operand(ctx, node)
+    if len(xs) != 4:
+        raise Unsupported("only rank-4 inputs (NCHW, reduced over H and W) are supported")
+    axes = axes_of(ctx, node, 4, input_since=18)
+    if axes != [2, 3]:
+        shown = "none (all axes)" if axes is None else axes
+        raise Unsupported(f"axes {shown}: only the spatial axes [2, 3] (a global average pool) are supported")
+    pooled = (xs[0], xs[1], 1, 1)
+    if int(ctx.attrs(node).get("keepdims", 1)):
+        ctx.add_node(name, "GlobalAveragePool", [x], node.output[:1], {}, [pooled])
+        return
+    mid = ctx.fresh(f"{node.output[0]}_pooled")
+    ctx.add_node(name, "GlobalAveragePool", [x], [mid], {}, [pooled])
+    ctx.add_node(ctx.fresh(f"{name}_squeeze"), "Reshape", [mid], node.output[:1], {"shape": (xs[1],)},
+                 [(xs[0], xs[1])])
 
 
 # ---- dense ---------------------------------------------------------------------------------------

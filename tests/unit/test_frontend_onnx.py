@@ -409,6 +409,30 @@ def test_global_average_pool():
     assert only_node(g).op == "GlobalAveragePool" and g.tensor("y").shape == (1, 5, 1, 1)
 
 
+@pytest.mark.parametrize("opset", [13, 18])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reduce_mean_over_height_and_width_is_a_global_average_pool(opset, keepdims):
+    """PyTorch's AdaptiveAvgPool2d(1) / x.mean((2, 3)): axes an attribute before opset 18, an input
+    from it on; keepdims=0 adds a Reshape to [N, C]. Same values as onnxruntime."""
+    axes = [2, -1]
+    out = [1, 5, 1, 1] if keepdims else [1, 5]
+    if opset < 18:
+        m = single("ReduceMean", [1, 5, 3, 4], out, opset=opset, axes=axes, keepdims=keepdims)
+    else:
+        m = single("ReduceMean", [1, 5, 3, 4], out, [init("axes", axes, np.int64)], ["axes"],
+                   opset=opset, keepdims=keepdims)
+    g = assert_matches_ort(m, rand(1, 5, 3, 4))
+    assert [n.op for n in g.nodes] == ["GlobalAveragePool"] + ([] if keepdims else ["Reshape"])
+    assert g.tensor("y").shape == tuple(out)
+
+
+@pytest.mark.parametrize("axes", [[1], [1, 2, 3], [3]])
+def test_reduce_mean_over_other_axes_is_refused_naming_the_node(axes):
+    m = single("ReduceMean", [1, 5, 3, 4], None, opset=13, axes=axes)
+    assert problems_of(m) == [("n", "ReduceMean", f"axes {sorted(a % 4 for a in axes)}: only the spatial axes "
+                                                  "[2, 3] (a global average pool) are supported")]
+
+
 def test_pad_opset9_attributes():
     m = single("Pad", [1, 2, 4, 4], None, opset=9, pads=[0, 0, 1, 2, 0, 0, 3, 4], value=1.5)
     g = from_onnx_model(m)

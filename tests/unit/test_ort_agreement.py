@@ -18,7 +18,8 @@ from hlsgen.config import config_from_dict
 from hlsgen.frontend import from_onnx_model
 from hlsgen.ir import Edit
 
-MODELS = {"resnet_tiny": model_zoo.resnet_tiny, "dw_separable": model_zoo.dw_separable, "mlp": model_zoo.mlp}
+MODELS = {"resnet_tiny": model_zoo.resnet_tiny, "dw_separable": model_zoo.dw_separable, "mlp": model_zoo.mlp,
+          "resnet_tiny_mean": lambda: model_zoo.resnet_tiny(mean=True)}  # ReduceMean head, opset 18
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "qdq_cnn"
 
 
