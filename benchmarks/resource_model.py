@@ -55,21 +55,24 @@ def _example(name: str, config: str | None = None) -> Callable[[Path], Compilati
     return build
 
 
-def _mlperf(name: str) -> Callable[[Path], Compilation]:
+def _mlperf(name: str, hls: bool = True) -> Callable[[Path], Compilation]:
+    """hls=False: the HLS backend off (the FC autoencoder's 5,120-bit beats are over Vitis's limit)."""
     def build(work: Path) -> Compilation:
         import mlperf_models
         model, calib = getattr(mlperf_models, name)(work / "models")
-        return compile_model(model, None, calib)
+        config = None if hls else config_from_dict({"hw": {"hls": {"enabled": False}}}, name)
+        return compile_model(model, config, calib)
     return build
 
 
-def _zoo(name: str, hw: dict[str, object]) -> Callable[[Path], Compilation]:
+def _zoo(name: str, hw: dict[str, object], quant: dict[str, object] | None = None) -> Callable[[Path], Compilation]:
     def build(_: Path) -> Compilation:
         import model_zoo
 
         from hlsgen.frontend import from_onnx_model
         m = getattr(model_zoo, name)()
-        return compile_model(from_onnx_model(m, name), config_from_dict({"hw": hw}, name),
+        config = {"hw": hw, **({"quant": quant} if quant else {})}
+        return compile_model(from_onnx_model(m, name), config_from_dict(config, name),
                              model_zoo.random_inputs(m, 8, seed=1))
     return build
 
@@ -79,9 +82,10 @@ DESIGNS: dict[str, Callable[[Path], Compilation]] = {
     "qdq_cnn": _example("qdq_cnn"),
     "resnet8": _mlperf("resnet8"),
     "dscnn": _mlperf("dscnn"),
-    "fc_ae": _mlperf("fc_ae"),
+    "fc_ae": _mlperf("fc_ae", hls=False),
     "resnet_tiny_slow": _zoo("resnet_tiny", {"budget": {"dsp": 30}}),
     "resnet_tiny": _zoo("resnet_tiny", {}),
+    "resnet_tiny_w4": _zoo("resnet_tiny", {}, {"weight_bits": 4}),  # LUT multipliers (weights <= 4 bits)
 }
 
 
