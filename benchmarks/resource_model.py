@@ -86,6 +86,7 @@ DESIGNS: dict[str, Callable[[Path], Compilation]] = {
     "resnet_tiny_slow": _zoo("resnet_tiny", {"budget": {"dsp": 30}}),
     "resnet_tiny": _zoo("resnet_tiny", {}),
     "resnet_tiny_w4": _zoo("resnet_tiny", {}, {"weight_bits": 4}),  # LUT multipliers (weights <= 4 bits)
+    "dw_separable": _zoo("dw_separable", {}),  # depthwise, max and average pools, LeakyRelu
 }
 
 
@@ -209,21 +210,26 @@ def fit(results: dict[str, tuple[Dataflow, dict[str, dict[str, float]]]]) -> Non
         print(f"{label} = {{" + ", ".join(f'"{k}": {v:.3g}' for k, v in zip(keys, coef, strict=True)) + "}")
 
 
-def _minimax_nnls(a: np.ndarray, target: np.ndarray, measured: np.ndarray, rounds: int = 200) -> np.ndarray:
-    """Non-negative coefficients that keep the largest relative error small (the tolerance is a bound
-    per layer, not a mean): least squares weighted by 1/measured, then reweighted round by round, each
-    layer's weight growing with its relative error (iteratively reweighted least squares toward the
-    minimax fit)."""
+def _minimax_nnls(a: np.ndarray, target: np.ndarray, measured: np.ndarray, rounds: int = 200,
+                  tolerance: float = 0.25, floor: float = 50.0) -> np.ndarray:
+    """Non-negative coefficients for the tolerance, a bound per layer (not a mean): least squares
+    weighted by 1/measured, then reweighted round by round, each layer's weight growing with its
+    relative error (iteratively reweighted least squares toward the minimax fit). Of the rounds, the
+    one with the most layers within `tolerance` (or `floor` absolute) wins, then the smallest largest
+    relative error (a pure minimax can give up many layers to one outlier)."""
     fixed = measured - target  # the structural part of each layer
-    w = 1.0 / measured
-    best, best_err = np.zeros(a.shape[1]), np.inf
-    for _ in range(rounds):
-        coef = _nnls(a * w[:, None], target * w)
-        rel = np.abs(a @ coef + fixed - measured) / measured
-        if rel.max() < best_err:
-            best, best_err = coef, float(rel.max())
-        w = w * (1.0 + 4.0 * rel)
-        w = w / w.sum()
+    best, best_score = np.zeros(a.shape[1]), (-1, -np.inf)
+    for start in (1.0 / measured, 1.0 / np.sqrt(measured)):  # relative, then between relative and absolute
+        w = start / start.sum()
+        for _ in range(rounds):
+            coef = _nnls(a * w[:, None], target * w)
+            err = np.abs(a @ coef + fixed - measured)
+            rel = err / measured
+            score = (int(np.sum(err <= np.maximum(tolerance * measured, floor))), -float(rel.max()))
+            if score > best_score:
+                best, best_score = coef, score
+            w = w * (1.0 + 4.0 * rel)
+            w = w / w.sum()
     return best
 
 
