@@ -16,6 +16,7 @@ Identity/Dropout and problem collection in onnx_graph, the op dispatch table in 
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -40,10 +41,22 @@ from hlsgen.frontend.onnx_rewrite import (
 from hlsgen.ir.graph import Edit, Graph, Tensor
 from hlsgen.limits import DEFAULT_LIMITS, Limits, beyond, elements
 
-__all__ = ["MAX_OPSET", "MIN_OPSET", "from_onnx_model", "load_onnx", "tensor_to_numpy"]
+__all__ = ["MAX_OPSET", "MIN_OPSET", "from_onnx_model", "load_onnx", "model_name", "tensor_to_numpy"]
 
 MIN_OPSET, MAX_OPSET = 9, 22  # what the translators implement; older files are upgraded (onnx_rewrite)
 _QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}
+# graph names that exporters write whatever the model is (PyTorch's TorchScript and dynamo exporters,
+# tf2onnx, tflite2onnx); onnxmltools writes a random uuid (32 hex digits)
+EXPORTER_GRAPH_NAMES = frozenset({"", "main_graph", "torch_jit", "torch-jit-export", "tf2onnx", "pre-alpha"})
+_UUID_NAME = re.compile(r"[0-9a-f]{32}")
+
+
+def model_name(graph_name: str, source: str) -> str:
+    """The model's name in reports and generated headers: the graph's own name, or the file's stem
+    when the graph name is an exporter's default that names no model."""
+    if graph_name.strip() in EXPORTER_GRAPH_NAMES or _UUID_NAME.fullmatch(graph_name):
+        return Path(source).stem
+    return graph_name
 
 
 def load_onnx(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Graph:
@@ -201,7 +214,7 @@ class _Translator(OnnxContext):
             if target in self.tensors:
                 t = self.tensors[target]
                 self.tensors[target] = replace(t, aliases=t.aliases + tuple(names))
-        g = Graph(self.model.graph.name or Path(self.source).stem, tuple(self.nodes), self.tensors,
+        g = Graph(model_name(self.model.graph.name, self.source), tuple(self.nodes), self.tensors,
                   (self.input_name,), outputs, meta=self._meta())
         return g.apply(Edit())
 

@@ -798,3 +798,21 @@ def test_model_zoo_float_and_qdq_match_onnxruntime(name):
     assert codes
     for t in codes:  # float32 (ORT) vs float64 (here) may flip a rounding tie by one code
         assert np.abs(ours[t].astype(np.int64) - ref[t].astype(np.int64)).max() <= 1, t
+
+
+@pytest.mark.parametrize("graph_name, expected", [
+    ("main_graph", "kws_net"),            # PyTorch's dynamo exporter
+    ("torch_jit", "kws_net"),             # PyTorch's TorchScript exporter
+    ("torch-jit-export", "kws_net"),      # ... older versions
+    ("tf2onnx", "kws_net"),
+    ("07bf22c188e44a29be09bcfe0a45ae1b", "kws_net"),  # onnxmltools: a random uuid
+    ("", "kws_net"),
+    ("ResidualBlockGraph", "ResidualBlockGraph"),     # a name the author chose is kept
+    ("main_graph_v2", "main_graph_v2"),
+])
+def test_model_name_is_the_file_stem_when_the_graph_name_is_an_exporter_default(tmp_path, graph_name, expected):
+    m = single("Relu", [1, 4])
+    m.graph.name = graph_name
+    path = tmp_path / "kws_net.onnx"
+    onnx.save(m, path)
+    assert load_onnx(path).name == expected
