@@ -1,6 +1,6 @@
 """The build caches, bounded: least-recently-used entries are removed beyond a size limit.
 
-hlsgen keeps three caches, each keyed by content (the keys are their owners' business):
+hlsgen keeps four caches, each keyed by content (the keys are their owners' business):
 
   rtlsim  $HLSGEN_CACHE/rtlsim/<key>/   Verilator/Icarus builds (hlsgen.sim.rtlsim.build); a build is
           complete when <key>/hlsgen.ok exists and runs under an flock on <key>.lock beside it
@@ -8,6 +8,9 @@ hlsgen keeps three caches, each keyed by content (the keys are their owners' bus
           of a finished .<key>.tmp-* folder
   csim    $HLSGEN_CSIM_CACHE/<key>/     g++ objects and binaries, only when that variable is set (by
           default they live in OUT/hls/build/ and go with OUT); files appear by rename of *.tmp
+  csim-pch $HLSGEN_CACHE/csim-pch/<key>/  the C-sim builds' precompiled ap_int/hls_stream header
+          (hlsgen.sim.csim_pch), one per compiler and flags; built under <key>.lock, the .gch appears
+          by rename
 
 ($HLSGEN_CACHE defaults to $XDG_CACHE_HOME/hlsgen, else ~/.cache/hlsgen.)
 
@@ -55,6 +58,7 @@ STALE_SECONDS = 86400.0
 UNITS = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 ENV_MAX = "HLSGEN_CACHE_MAX"
 TRIM_LOCK = ".trim.lock"
+PCH_CACHE = "csim-pch"
 
 
 def cache_base() -> Path:
@@ -67,7 +71,7 @@ def cache_base() -> Path:
 def cache_dirs() -> dict[str, Path]:
     """Each cache hlsgen manages and its folder (csim only when $HLSGEN_CSIM_CACHE is set)."""
     base = cache_base()
-    dirs = {"rtlsim": base / "rtlsim", "synth": base / "synth"}
+    dirs = {"rtlsim": base / "rtlsim", "synth": base / "synth", PCH_CACHE: base / PCH_CACHE}
     csim = os.environ.get("HLSGEN_CSIM_CACHE")
     if csim:
         dirs["csim"] = Path(csim)

@@ -7,7 +7,8 @@ compiler is `$CXX` or `g++`.
 Cache: a build is keyed by the SHA-256 of the compiler, the flags, the header folder and every file
 of OUT/hls/src and OUT/hls/tb; its objects and binaries live in OUT/hls/build/<key>/ (or under
 $HLSGEN_CSIM_CACHE, shared between designs), so an unchanged design is never compiled twice. The
-design's object and the testbench's are compiled in parallel. Every tool invocation is an argv
+design's object and the testbench's are compiled in parallel, with the ap_int / hls_stream headers
+precompiled once per machine (hlsgen.sim.csim_pch). Every tool invocation is an argv
 list, printed before it runs and kept in build.log. While g++ runs, hlsgen.progress shows a spinner
 with the elapsed time and the previous build's time of the same kind as the estimate.
 """
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from hlsgen import progress
 from hlsgen.errors import HlsgenError
+from hlsgen.sim.csim_pch import precompiled
 
 Log = Callable[[str], None]
 WARNINGS = ["-Wall", "-Wextra", "-Wno-unknown-pragmas", "-Wno-unused-label", "-Wno-uninitialized",
@@ -85,13 +87,14 @@ class Builder:
         self.cxx = compiler()
         self.include = header_dir()
         self.flags = [*BASE_FLAGS, "-isystem", str(self.include), *WARNINGS]
+        self.version = subprocess.run([self.cxx, "-dumpfullversion", "-dumpmachine"], capture_output=True,
+                                      text=True).stdout
         cache = os.environ.get("HLSGEN_CSIM_CACHE")
         self.dir = (Path(cache) if cache else hls_dir / "build") / self._key()
 
     def _key(self) -> str:
         h = hashlib.sha256()
-        version = subprocess.run([self.cxx, "-dumpfullversion", "-dumpmachine"], capture_output=True, text=True)
-        for part in (self.cxx, version.stdout, *self.flags):
+        for part in (self.cxx, self.version, *self.flags):
             h.update(part.encode() + b"\0")
         for folder in ("src", "tb"):
             for f in sorted(p for p in (self.hls / folder).rglob("*") if p.is_file()):
@@ -108,10 +111,11 @@ class Builder:
         start = time.perf_counter()
         top_obj = self.dir / ("top_tap.o" if tap else "top.o")
         tb_obj = self.dir / "tb.o"
-        jobs = {top_obj: [self.cxx, *self.flags, *(["-DHLSGEN_TAP"] if tap else []), "-c",
+        flags = [*self.flags, *precompiled(self.cxx, self.version, self.flags, self.log)]
+        jobs = {top_obj: [self.cxx, *flags, *(["-DHLSGEN_TAP"] if tap else []), "-c",
                           str(self.hls / "src" / "top.cpp")]}
         if not tb_obj.is_file():
-            jobs[tb_obj] = [self.cxx, *self.flags, "-c", str(self.hls / "tb" / "tb_main.cpp")]
+            jobs[tb_obj] = [self.cxx, *flags, "-c", str(self.hls / "tb" / "tb_main.cpp")]
         keys = (f"g++:{binary.name}:{len(jobs)}:{self.hls.parent.name}", f"g++:{binary.name}:{len(jobs)}")
         with progress.task("g++", f"building the C-sim binary {binary.name} of {self.hls.parent.name}",
                            estimate=progress.estimate(*keys)):
