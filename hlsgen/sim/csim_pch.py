@@ -1,8 +1,8 @@
 """A precompiled header for the C-sim builds: ap_int.h and hls_stream.h, parsed once per machine.
 
 Every design's top.cpp and tb_main.cpp include the same ap_int / hls_stream headers, and parsing
-them is about 2 s of each g++ run (a third of a small design's build). `precompiled(cxx, flags,
-include)` returns the flags that make g++ use a precompiled copy (`-include <dir>/hlsgen_pch.h`,
+them is about 2 s of each g++ run (a third of a small design's build). `precompiled(cxx, version,
+flags, log)` returns the flags that make g++ use a precompiled copy (`-include <dir>/hlsgen_pch.h`,
 with hlsgen_pch.h.gch beside it), building it on first use:
 
 * one per compiler, flags and header folder (about 80 MB), in the `csim-pch` cache
