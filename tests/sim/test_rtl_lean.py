@@ -65,7 +65,7 @@ def _mutant_is_caught(out: Path, tmp: Path, module: str, old: str, new: str, lay
     text = sv.read_text()
     assert text.count(old) == 1, f"{old!r} not once in {module}"
     sv.write_text(text.replace(old, new))
-    assert run_rtlsim(bad, frames=2) == 1
+    assert run_rtlsim(bad, frames=2, waves=True) == 1  # with waves at once: two builds, no rerun
     first = rtl_nets.results(bad)["throughput"]["first_layer"]
     assert first is not None and layer_kind in first["layer"], first
 

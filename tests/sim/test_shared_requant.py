@@ -75,7 +75,7 @@ def test_rtl_hand_off_that_does_not_shift_is_caught(project: Path, tmp_path: Pat
     old = "hold[i] <= hold[i + RQ];"
     assert text.count(old) == 1
     sv.write_text(text.replace(old, "hold[i] <= hold[i];"))
-    assert run_rtlsim(bad, frames=2) == 1
+    assert run_rtlsim(bad, frames=2, waves=True) == 1  # with waves at once: two builds, no rerun
     first = rtl_nets.results(bad)["throughput"]["first_layer"]
     assert first is not None and "conv" in first["layer"], first
 
