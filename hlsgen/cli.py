@@ -34,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run the golden model on a batch of inputs")
     _model_args(r)
     r.add_argument("--input", required=True, type=Path, help="float input batch .npy [N, *input shape]")
-    r.add_argument("--output", required=True, type=Path, help="where to write outputs (.npy, or .npz)")
+    r.add_argument("--output", required=True, type=Path,
+                   help="where to write outputs (.npy, or .npz; never an input, nor a file hlsgen did not write)")
     r.add_argument("--int", action="store_true", help="write the hardware's raw integer outputs")
     i = sub.add_parser("inspect", help="print what hlsgen will do with a model")
     i.add_argument("model", type=Path)
@@ -43,10 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     _model_args(cm)
     cm.add_argument("--input", type=Path, help="float input batch .npy/.npz (default: calibration data, "
                     "else 8 synthetic inputs)")
-    cm.add_argument("--json", type=Path, help="also write the table as JSON")
+    cm.add_argument("--json", type=Path, help="also write the table as JSON (a .json file)")
     ex = sub.add_parser("export-qdq", help="write the compiled integer graph as an ONNX QDQ model")
-    ex.add_argument("out", type=Path, help="the .onnx file to write")
     _model_args(ex)
+    ex.add_argument("-o", "--out", required=True, type=Path,
+                    help="the .onnx file to write (never one of the inputs, nor a file hlsgen did not write)")
     cs = sub.add_parser("csim", help="C-simulate OUT/hls/ with g++ against the test vectors (bit-exact)")
     cs.add_argument("out", type=Path, help="a folder written by `hlsgen compile`")
     cs.add_argument("--layers", action="store_true",
@@ -161,17 +163,25 @@ def _folding_line(hw: dict[str, Any]) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     from hlsgen.api import compile_model, hardware_outputs, run_golden
     from hlsgen.data import load_array
-    from hlsgen.output import save_arrays
+    from hlsgen.outfile import check_writable_target
+    from hlsgen.output import ARRAY_SUFFIXES, save_arrays
 
+    inputs = _inputs(args, args.input)
+    check_writable_target(args.output, inputs, ARRAY_SUFFIXES)  # before the compile: fail fast
     c = compile_model(args.model, args.config, args.calib)
     x = load_array(args.input, c.source, "input", c.config.limits)
     outs = run_golden(c, x, integer=args.int)
     names = hardware_outputs(c.graph) if args.int else list(c.source.outputs)
     if len(outs) > 1 and args.output.suffix != ".npz":
         raise HlsgenError(f"{args.output}: the model has {len(outs)} outputs; name a .npz file")
-    save_arrays(args.output, [o if args.int else o.astype("float32") for o in outs], names)
+    save_arrays(args.output, [o if args.int else o.astype("float32") for o in outs], names, inputs)
     print(f"wrote {args.output}: " + ", ".join(f"{n} {list(o.shape)}" for n, o in zip(names, outs, strict=True)))
     return 0
+
+
+def _inputs(args: argparse.Namespace, *more: Path | None) -> list[Path]:
+    """The files a model command reads (model, config, calibration data, and `more`)."""
+    return [p for p in (args.model, args.config, args.calib, *more) if p is not None]
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
@@ -184,23 +194,28 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from hlsgen.compare import compare_model, render_table, write_json
+    from hlsgen.compare import JSON_SUFFIXES, compare_model, render_table, write_json
+    from hlsgen.outfile import check_writable_target
 
-    if args.json is not None and args.json.is_dir():
-        raise HlsgenError(f"{args.json}: is a folder; name a .json file")
+    inputs = _inputs(args, args.input)
+    if args.json is not None:
+        check_writable_target(args.json, inputs, JSON_SUFFIXES)  # before the comparison: fail fast
     result = compare_model(args.model, args.config, args.calib, args.input)
     print(render_table(result))
     if args.json is not None:
-        write_json(args.json, result)
+        write_json(args.json, result, inputs)
     return 0 if result.ok else 1
 
 
 def cmd_export_qdq(args: argparse.Namespace) -> int:
     from hlsgen.api import compile_model
-    from hlsgen.export_qdq import write_qdq
+    from hlsgen.export_qdq import ONNX_SUFFIXES, write_qdq
+    from hlsgen.outfile import check_writable_target
 
+    inputs = _inputs(args)
+    check_writable_target(args.out, inputs, ONNX_SUFFIXES)  # before the compile: fail fast
     c = compile_model(args.model, args.config, args.calib)
-    path, model = write_qdq(c.graph, args.out)
+    path, model = write_qdq(c.graph, args.out, inputs)
     print(f"wrote {path}: ONNX QDQ model of the compiled graph (opset {model.opset_import[0].version})")
     return 0
 
@@ -247,15 +262,16 @@ def cmd_regress(args: argparse.Namespace) -> int:
 
     from hlsgen import progress
     from hlsgen import regress as rg
+    from hlsgen.outfile import check_writable_target
 
     steps = rg.parse_steps(args.steps)
     if args.frames is not None and args.frames < 1:
         raise HlsgenError(f"--frames must be at least 1, got {args.frames}")
     if not args.timeout > 0:
         raise HlsgenError(f"--timeout must be positive seconds, got {args.timeout}")
-    if args.junit is not None and args.junit.is_dir():
-        raise HlsgenError(f"{args.junit}: is a folder; name an .xml file")
     specs = rg.discover(args.models)
+    if args.junit is not None:
+        check_writable_target(args.junit, rg.spec_files(specs), rg.JUNIT_SUFFIXES)
     opts = rg.Options(out=rg.prepare_out(args.out), steps=steps, frames=args.frames, timeout=args.timeout)
     close = None
     if args.scheduler:
@@ -276,7 +292,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
     print(rg.render_table(results))
     print(rg.summary_line(results, seconds))
     if args.junit is not None:
-        rg.write_junit(args.junit, results, seconds)
+        rg.write_junit(args.junit, results, seconds, rg.spec_files(specs))
         print(f"wrote {args.junit}")
     return 0 if all(r.passed for r in results) else 1
 

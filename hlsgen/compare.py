@@ -23,7 +23,7 @@ onnxruntime is imported only when a comparison runs.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ from hlsgen.golden import KERNELS
 from hlsgen.golden.int_ops import channel_param
 from hlsgen.identifiers import shown
 from hlsgen.ir import Graph, Node
-from hlsgen.outdir import write_file_atomically
+from hlsgen.outfile import write_owned_file
 
 __all__ = ["BOUND_LSB", "COMPARED_OPS", "Comparison", "LayerAgreement", "agreement_rows", "compare_model",
            "compared_layers",
@@ -283,7 +283,10 @@ def to_json(cmp: Comparison) -> dict[str, Any]:
             "layers": [{**asdict(r), "ok": r.ok} for r in cmp.rows]}
 
 
-def write_json(path: str | Path, cmp: Comparison) -> None:
-    """The table as JSON, written atomically."""
+JSON_SUFFIXES = (".json",)
+
+
+def write_json(path: str | Path, cmp: Comparison, inputs: Iterable[Path] = ()) -> None:
+    """The table as JSON, written atomically, never over one of `inputs` or a file hlsgen did not write."""
     text = (json.dumps(to_json(cmp), indent=2) + "\n").encode()
-    write_file_atomically(path, lambda f: f.write(text))
+    write_owned_file(path, lambda f: f.write(text), inputs, JSON_SUFFIXES)

@@ -20,7 +20,7 @@ int16/uint16 (opset 21) above 8 bits; a narrower type is its container plus the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -60,18 +60,18 @@ def export_qdq(graph: Graph) -> onnx.ModelProto:
     return b.model()
 
 
-def write_qdq(graph: Graph, path: str | Path) -> tuple[Path, onnx.ModelProto]:
-    """Export and write atomically; returns the path and the model."""
-    from hlsgen.outdir import write_file_atomically
+ONNX_SUFFIXES = (".onnx",)
+
+
+def write_qdq(graph: Graph, path: str | Path, inputs: Iterable[Path] = ()) -> tuple[Path, onnx.ModelProto]:
+    """Export and write atomically, never over one of `inputs` (the model, config, calibration data) or
+    a file hlsgen did not write (hlsgen.outfile); returns the path and the model."""
+    from hlsgen.outfile import check_writable_target, write_owned_file
 
     p = Path(path)
-    try:
-        if p.is_dir():
-            raise HlsgenError(f"{p}: is a folder; name an .onnx file")
-    except OSError as e:  # a name too long, ...
-        raise HlsgenError(f"{p}: cannot write ({e.strerror or e})") from None
+    check_writable_target(p, inputs, ONNX_SUFFIXES)  # before the export: nothing is computed in vain
     model = export_qdq(graph)
-    write_file_atomically(p, lambda f: f.write(model.SerializeToString()))
+    write_owned_file(p, lambda f: f.write(model.SerializeToString()), inputs, ONNX_SUFFIXES)
     return p, model
 
 

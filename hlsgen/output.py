@@ -14,7 +14,8 @@ from hlsgen.backends import hardware_enabled, write_backends
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.ir import format_graph
-from hlsgen.outdir import write_file_atomically, write_folder_atomically
+from hlsgen.outdir import write_folder_atomically
+from hlsgen.outfile import write_owned_file
 from hlsgen.report import build_report, render_markdown
 from hlsgen.report_html import write_html
 
@@ -57,8 +58,12 @@ def onnxruntime_agreement(c: Compilation, inputs: Iterable[Path]) -> dict[str, A
     return to_json(Comparison(c.source.name, reference, len(x), source, ort_version(), rows))
 
 
-def save_arrays(path: str | Path, arrays: list[np.ndarray], names: list[str]) -> None:
-    """One output as .npy; several need a .npz (keyed by output name). Written atomically."""
+ARRAY_SUFFIXES = (".npy", ".npz")
+
+
+def save_arrays(path: str | Path, arrays: list[np.ndarray], names: list[str], inputs: Iterable[Path] = ()) -> None:
+    """One output as .npy; several need a .npz (keyed by output name). Written atomically, never over
+    one of `inputs` or a file hlsgen did not write (hlsgen.outfile)."""
     def write(f: BinaryIO) -> None:
         if Path(path).suffix == ".npz":
             named: dict[str, Any] = dict(zip(names, arrays, strict=True))
@@ -66,4 +71,4 @@ def save_arrays(path: str | Path, arrays: list[np.ndarray], names: list[str]) ->
         else:
             np.save(f, arrays[0])
 
-    write_file_atomically(path, write)
+    write_owned_file(path, write, inputs, ARRAY_SUFFIXES)

@@ -56,6 +56,11 @@ class ModelSpec:
     config: Path | None = None
 
 
+def spec_files(specs: Iterable[ModelSpec]) -> list[Path]:
+    """Every file the regression reads (models, calibration data, configs): never written over."""
+    return [p for s in specs for p in (s.model, s.calib, s.config) if p is not None]
+
+
 @dataclass(frozen=True)
 class Options:
     out: Path  # OUT/<name> per model, OUT/_logs/<name>.<step>.log
@@ -441,13 +446,15 @@ def junit_xml(results: Sequence[ModelResult], seconds: float) -> ET.ElementTree:
     return ET.ElementTree(root)
 
 
-def write_junit(path: Path, results: Sequence[ModelResult], seconds: float) -> None:
-    from hlsgen.outdir import write_file_atomically
+JUNIT_SUFFIXES = (".xml",)
 
-    if path.is_dir():
-        raise HlsgenError(f"{path}: is a folder; name an .xml file")
+
+def write_junit(path: Path, results: Sequence[ModelResult], seconds: float, inputs: Iterable[Path] = ()) -> None:
+    """JUnit XML, written atomically, never over one of `inputs` or a file hlsgen did not write."""
+    from hlsgen.outfile import write_owned_file
+
     tree = junit_xml(results, seconds)
-    write_file_atomically(path, lambda f: tree.write(f, encoding="utf-8", xml_declaration=True))
+    write_owned_file(path, lambda f: tree.write(f, encoding="utf-8", xml_declaration=True), inputs, JUNIT_SUFFIXES)
 
 
 def prepare_out(out: Path) -> Path:

@@ -283,13 +283,13 @@ def run_output_under_file(d: Path) -> Setup:
 def export_under_file(d: Path) -> Setup:
     m, calib = mlp_files(d)
     (d / "file.txt").write_text("a file")
-    return Setup(_cli("export-qdq", d / "file.txt" / "q.onnx", m, "--calib", calib),
+    return Setup(_cli("export-qdq", m, "-o", d / "file.txt" / "q.onnx", "--calib", calib),
                  ["file.txt/q.onnx", "file.txt is a file"])
 
 
 def export_long_name(d: Path) -> Setup:
     m, calib = mlp_files(d)
-    return Setup(_cli("export-qdq", d / ("q" * 300 + ".onnx"), m, "--calib", calib), ["q" * 40, "too long"])
+    return Setup(_cli("export-qdq", m, "-o", d / ("q" * 300 + ".onnx"), "--calib", calib), ["q" * 40, "too long"])
 
 
 def out_in_proc(d: Path) -> Setup:

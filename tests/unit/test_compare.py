@@ -165,14 +165,14 @@ def test_qonnx_model_compares_through_export(tmp_path: Path) -> None:
 def test_export_qdq_writes_a_checked_onnx_model(zoo: dict[str, Path], tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "sub" / "resnet_qdq.onnx"
-    assert main(["export-qdq", str(out), str(zoo["resnet_tiny"])]) == 0
+    assert main(["export-qdq", str(zoo["resnet_tiny"]), "-o", str(out)]) == 0
     assert str(out) in capsys.readouterr().out
     m = onnx.load(out)
     onnx.checker.check_model(m, full_check=True)
     ops = {n.op_type for n in m.graph.node}
     assert {"QuantizeLinear", "DequantizeLinear", "Conv", "Gemm"} <= ops
     assert not any(n.domain for n in m.graph.node)
-    assert main(["export-qdq", str(tmp_path), str(zoo["resnet_tiny"])]) == 2
+    assert main(["export-qdq", str(zoo["resnet_tiny"]), "-o", str(tmp_path)]) == 2
     assert "is a folder" in _err_line(capsys)
 
 
