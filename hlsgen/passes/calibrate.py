@@ -13,14 +13,15 @@ Math:    range [lo, hi] = min/max over the batch (or the (100-p)/p percentiles),
          value-preserving op gives the same codes, so a fully quantized model never needs
          calibration data.
          A graph input with no quantizer takes `quant.input` when the config gives one.
-Progress: from PROGRESS_MIN calibration inputs on, the float model runs in chunks, shown by
-         hlsgen.progress (count, elapsed, time left).
+Progress: the float model runs in chunks of CHUNK inputs (the same ranges whatever the display);
+         from PROGRESS_MIN inputs on they are shown by hlsgen.progress (count, elapsed, time left).
 Refuses when: a tensor needs calibration and no data was given (error listing the tensors; when
          the input is among them, it also offers `quant.input`).
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import replace
 
 import numpy as np
@@ -102,23 +103,23 @@ def _measure(graph: Graph, needed: list[str], ctx: PassContext) -> Graph:
 
 
 def _activations(graph: Graph, needed: list[str], data: np.ndarray) -> dict[str, np.ndarray]:
-    """The float model's `needed` tensors over the calibration batch. From PROGRESS_MIN inputs on, in
-    chunks of CHUNK inputs shown by hlsgen.progress (every input is computed alone, so the values
-    are those of one whole-batch run; the intermediate tensors of one chunk at a time also bound
-    the memory)."""
+    """The float model's `needed` tensors over the calibration batch, always run in chunks of CHUNK
+    inputs: BLAS may sum a product in another order for another batch size (OpenBLAS's small-matrix
+    kernels), so one fixed chunking makes the ranges independent of whether progress is shown; the
+    intermediate tensors of one chunk at a time also bound the memory. From PROGRESS_MIN inputs on,
+    the chunks are shown by hlsgen.progress."""
     from hlsgen.golden import run_graph
 
     n = len(data)
-    if n < PROGRESS_MIN:
-        return run_graph(graph, data, keep=set(needed))
     parts: dict[str, list[np.ndarray]] = {}
     what = f"{n:,} inputs, {len(needed)} tensor(s) to measure"
-    with progress.task("calibrate", what, total=n) as task:
+    with progress.task("calibrate", what, total=n) if n >= PROGRESS_MIN else nullcontext() as task:
         for start in range(0, n, CHUNK):
             chunk = data[start:start + CHUNK]
             for name, v in run_graph(graph, chunk, keep=set(needed)).items():
                 parts.setdefault(name, []).append(v)
-            task.advance(n=len(chunk))
+            if task is not None:
+                task.advance(n=len(chunk))
     return {name: np.concatenate(vs) for name, vs in parts.items()}
 
 
