@@ -153,6 +153,8 @@ def _first(*candidates: Path) -> Path | None:
 
 
 def _spec(model: Path) -> ModelSpec:
+    """The model's spec with absolute paths: a job may run on a Dask worker in another working folder."""
+    model = model.resolve()
     d, stem = model.parent, model.stem
     calib = _first(d / f"{stem}.calib.npy", d / f"{stem}.calib.npz", d / "calib.npy", d / "calib.npz")
     config = _first(d / f"{stem}.config.yaml", d / "config.yaml")

@@ -261,6 +261,46 @@ def test_dask_local_cluster(tmp_path: Path) -> None:
         assert len(_junit(junit)) == 4
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_dask_worker_in_another_folder_gets_absolute_paths(tmp_path: Path) -> None:
+    """A scheduler and a worker started as a user starts them (`dask scheduler`, `dask worker`), the
+    worker in a folder of its own: relative model paths given to `hlsgen regress` still pass (they
+    were resolved in the worker's folder: 'examples/mlp_yaml/model.yaml: no such file')."""
+    pytest.importorskip("distributed")
+    dask = Path(sys.executable).parent / "dask"
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    project, elsewhere = tmp_path / "project", tmp_path / "worker_home"
+    shutil.copytree(MLP, project / "examples" / "mlp_yaml")
+    elsewhere.mkdir()
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "stdin": subprocess.DEVNULL}
+    scheduler = subprocess.Popen([str(dask), "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                  "--no-dashboard"], cwd=elsewhere, **quiet)  # type: ignore[call-overload]
+    worker = subprocess.Popen([str(dask), "worker", address, "--nworkers", "1", "--nthreads", "1",
+                               "--no-dashboard"], cwd=elsewhere, **quiet)  # type: ignore[call-overload]
+    try:
+        r = _cli("regress", "examples/mlp_yaml", "--steps", "compile,golden", "-o", "out", "--scheduler", address,
+                 cwd=project, env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "60s"})
+    finally:
+        for proc in (worker, scheduler):
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _table(r.stdout) == {("mlp_yaml", "compile"): "PASS", ("mlp_yaml", "golden"): "PASS"}
+    assert (project / "out" / "mlp_yaml" / "report.json").is_file()
+    assert not (elsewhere / "out").exists()
+
+
 @pytest.mark.heavy
 def test_all_four_steps(tmp_path: Path) -> None:
     """compile, golden, csim (g++), rtlsim (Verilator) on the smallest example."""
