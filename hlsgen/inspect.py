@@ -10,7 +10,7 @@ from hlsgen.passes.check_supported import host_head, host_tail
 
 
 def describe(source: Graph, fused: Graph) -> str:
-    ops = Counter(n.op for n in source.nodes)
+    ops = source.meta.get("file_ops") or Counter(n.op for n in source.nodes)  # as the file names them
     tail, head = host_tail(fused), host_head(fused)
     lines = [f"model {shown(source.name)} ({source.meta.get('format')}, opset {source.meta.get('opset', '-')}): "
              f"input {source.inputs[0]} {list(source.tensor(source.inputs[0]).shape)}",

@@ -17,6 +17,7 @@ Identity/Dropout and problem collection in onnx_graph, the op dispatch table in 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -45,6 +46,7 @@ __all__ = ["MAX_OPSET", "MIN_OPSET", "from_onnx_model", "load_onnx", "model_name
 
 MIN_OPSET, MAX_OPSET = 9, 22  # what the translators implement; older files are upgraded (onnx_rewrite)
 _QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}
+_QONNX_OPS = {"Quant", "BipolarQuant", "Trunc"}  # the QONNX quantizers (qonnx.custom_op.general)
 # graph names that exporters write whatever the model is (PyTorch's TorchScript and dynamo exporters,
 # tf2onnx, tflite2onnx); onnxmltools writes a random uuid (32 hex digits)
 EXPORTER_GRAPH_NAMES = frozenset({"", "main_graph", "torch_jit", "torch-jit-export", "tf2onnx", "pre-alpha"})
@@ -220,6 +222,8 @@ class _Translator(OnnxContext):
 
     def _meta(self) -> dict[str, Any]:
         ops = {n.op for n in self.nodes}
-        quant = any(n.op_type == "Quant" for n in self.model.graph.node)
+        quant = any(n.op_type in _QONNX_OPS for n in self.model.graph.node)
         fmt = "qonnx" if quant else "onnx-qdq" if ops & _QUANT_OPS else "onnx-float"
-        return {"format": fmt, "opset": self.opset, "source": Path(self.source).name}
+        file_ops = Counter(n.op_type for n in self.model.graph.node)
+        return {"format": fmt, "opset": self.opset, "source": Path(self.source).name,
+                "file_ops": dict(sorted(file_ops.items()))}

@@ -15,9 +15,12 @@ from hlsgen.identifiers import shown
 from hlsgen.ir.graph import Graph, Tensor
 
 
+UNPRINTED_META = ("calibration", "file_ops")  # a YAML model's synthetic set; the ONNX file's op counts (inspect)
+
+
 def format_graph(graph: Graph) -> str:
     lines = [f"graph {shown(graph.name)}"]
-    lines += [f"  meta {k} = {_value(v)}" for k, v in sorted(graph.meta.items()) if k != "calibration"]
+    lines += [f"  meta {k} = {_value(v)}" for k, v in sorted(graph.meta.items()) if k not in UNPRINTED_META]
     lines += [f"input  {_tensor_sig(graph.tensor(t))}" for t in graph.inputs]
     lines += [f"output {_tensor_sig(graph.tensor(t))}" for t in graph.outputs]
     for n in graph.nodes:

@@ -156,6 +156,20 @@ def _qonnx_conv(path: Path) -> Path:
     return path
 
 
+def test_inspect_lists_the_ops_the_file_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`source ops` names the file's op types (QONNX Quant, not the QuantizeLinear/DequantizeLinear
+    pairs the front-end translates them to; Flatten, not Reshape)."""
+    model = onnx.load(_qonnx_conv(tmp_path / "qonnx.onnx"))
+    flat = node("Flatten", ["y"], ["flat"], name="flatten", axis=1)
+    model.graph.node.append(flat)
+    model.graph.output[0].CopyFrom(vi("flat", [1, 108]))
+    (tmp_path / "flat.onnx").write_bytes(model.SerializeToString())
+    assert main(["inspect", str(tmp_path / "flat.onnx")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("model ") and "(qonnx, opset 11)" in lines[0]
+    assert lines[1] == "source ops: Conv×1, Flatten×1, Quant×3, Relu×1"
+
+
 def test_qonnx_model_compares_through_export(tmp_path: Path) -> None:
     """onnxruntime cannot run QONNX Quant nodes: the compiled graph is exported as QDQ instead."""
     cmp = compare_model(_qonnx_conv(tmp_path / "qonnx.onnx"))
