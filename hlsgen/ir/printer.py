@@ -14,7 +14,6 @@ import numpy as np
 from hlsgen.identifiers import shown
 from hlsgen.ir.graph import Graph, Tensor
 
-
 UNPRINTED_META = ("calibration", "file_ops")  # a YAML model's synthetic set; the ONNX file's op counts (inspect)
 
 
