@@ -2,8 +2,13 @@
 
 Builds small float ONNX models with ``onnx.helper`` + a seeded numpy Generator, makes synthetic
 "images" (no dataset can be downloaded), and fits BatchNormalization running statistics to those
-images with onnxruntime so that every BN really normalises its input. Everything is deterministic:
-nodes and initializers are emitted in a fixed order and ORT runs single-threaded.
+images so that every BN really normalises its input. Everything is deterministic, on every machine:
+nodes and initializers are emitted in a fixed order, numpy's Generator draws the same numbers
+everywhere, images lie on a grid of 2^-10 and the BN statistics (computed in float64 by hlsgen's
+float reference, not by onnxruntime, whose float kernels differ between CPUs) are rounded to 6
+significant digits, so a last-bit difference of the host's FFT or BLAS cannot reach the files
+(README.md's printed numbers, run by tests/docs, depend on it). The QDQ example's scales still come
+from onnxruntime's float calibration run (quantize_static).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 13
+GRID = 1024  # synthetic images are multiples of 1/GRID
 
 
 class Builder:
@@ -90,40 +96,36 @@ def finish(b: Builder, in_shape: Sequence[int], out_shape: Sequence[int], name: 
     return model
 
 
-def session(model: onnx.ModelProto):  # -> onnxruntime.InferenceSession
-    """Single-threaded CPU session with graph optimizations disabled (bit-reproducible)."""
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    opts.intra_op_num_threads = 1
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-
-
 def fit_bn(b: Builder, images: np.ndarray) -> None:
     """Set every BN's running mean/var to the per-channel statistics of its input on ``images``.
 
     BNs are fitted in graph order, each on a truncated copy of the graph (with a symbolic batch),
     so downstream statistics see the already-normalised upstream layers.
     """
+    from hlsgen.frontend import from_onnx_model
+    from hlsgen.golden import run_graph
+
     for idx, node in enumerate(b.nodes):
         if node.op_type != "BatchNormalization":
             continue
         partial = Builder(b.rng)
         partial.nodes, partial.inits = b.nodes[:idx], b.inits
-        sess = session(partial.model(["N", *images.shape[1:]], node.input[0]))
-        (act,) = sess.run(None, {"x": images})
-        act = act.astype(np.float64)
+        graph = from_onnx_model(partial.model(["N", *images.shape[1:]], node.input[0]))
+        act = run_graph(graph, images.astype(np.float64))[graph.outputs[0]]
         mean, var = act.mean(axis=(0, 2, 3)), act.var(axis=(0, 2, 3))
         for name, value in ((node.input[3], mean), (node.input[4], var)):
-            b.inits[name] = numpy_helper.from_array(value.astype(np.float32), name)
+            b.inits[name] = numpy_helper.from_array(significant(value, 6).astype(np.float32), name)
+
+
+def significant(v: np.ndarray, digits: int) -> np.ndarray:
+    """`v` rounded to `digits` significant decimal digits (through their decimal text: exact)."""
+    return np.array([float(f"{x:.{digits - 1}e}") for x in np.ravel(v)]).reshape(np.shape(v))
 
 
 def smooth_images(rng: np.random.Generator, n: int, shape: Sequence[int], sigma: float = 3.0) -> np.ndarray:
     """Synthetic images: Gaussian low-pass filtered white noise (blur ``sigma`` pixels), each image
-    normalised to mean 0, std 1. float32 ``[n, *shape]``; stands in for a real dataset."""
+    normalised to mean 0, std 1, then rounded to multiples of 1/GRID. float32 ``[n, *shape]``; stands
+    in for a real dataset."""
     c, h, w = shape
     noise = rng.standard_normal((n, c, h, w))
     fy, fx = np.fft.fftfreq(h)[:, None], np.fft.rfftfreq(w)[None, :]
@@ -131,7 +133,7 @@ def smooth_images(rng: np.random.Generator, n: int, shape: Sequence[int], sigma:
     img = np.fft.irfft2(np.fft.rfft2(noise) * gain, s=(h, w))
     img -= img.mean(axis=(1, 2, 3), keepdims=True)
     img /= img.std(axis=(1, 2, 3), keepdims=True)
-    return img.astype(np.float32)
+    return (np.round(img * GRID) / GRID).astype(np.float32)  # on the grid: the host's FFT rounding is gone
 
 
 def save(model: onnx.ModelProto, path: Path) -> None:
