@@ -1,9 +1,10 @@
 """Every hostile input of issue 9 through the `hlsgen` CLI: a markdown table (case | exit | message).
 
 Each case (tests/hostile_cases.py) builds its files in a fresh temporary folder, runs one `hlsgen`
-command and is judged: exit code 2 (130 for the signals, 0 for the umask check), exactly one line of
-output naming the file/node/key, no traceback or warning, nothing left on disk. The csim cases
-compile a tiny MLP and build it with g++ (one shared build cache); they are skipped without g++.
+command and is judged: exit code 2 (128 + the signal for the signals: SIGINT 130, SIGTERM 143; 0 for
+the umask check), exactly one line of output naming the file/node/key, no traceback or warning,
+nothing left on disk. The csim cases compile a tiny MLP and build it with g++ (one shared build
+cache); they are skipped without g++.
 
 Run: nice .venv/bin/python benchmarks/hostile_inputs.py [-k SUBSTRING] [--no-csim]
 """

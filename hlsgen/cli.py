@@ -9,6 +9,7 @@ onnxruntime (compare), a Yosys run that failed (synth), or an internal error.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +18,8 @@ from typing import Any
 from hlsgen.errors import HlsgenError
 
 EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130
+EXIT_SIGNAL_BASE = 128  # interrupted by signal N: exit 128 + N (SIGINT 130, SIGTERM 143)
+EXIT_BROKEN_PIPE = 128 + 13  # stdout closed early (`hlsgen inspect m.onnx | head -1`): SIGPIPE's code
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -107,7 +109,7 @@ def _model_args(p: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from hlsgen import progress
-    from hlsgen.outdir import terminate_as_interrupt
+    from hlsgen.outdir import Interrupted, terminate_as_interrupt
 
     args = build_parser().parse_args(argv)
     try:
@@ -118,11 +120,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"hlsgen: error: {one_line(str(e))}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         if args.debug:
             raise
         print("hlsgen: interrupted; nothing half-written was left behind", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return EXIT_SIGNAL_BASE + (e.signum if isinstance(e, Interrupted) else signal.SIGINT)
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout went away: point stdout at /dev/null so the interpreter's final flush
+    does not print a second BrokenPipeError."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def one_line(message: str) -> str:

@@ -24,6 +24,15 @@ from typing import BinaryIO
 from hlsgen.errors import HlsgenError
 
 MARKER = ".hlsgen-output"
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM turned into an exception, so clean-up runs as for Ctrl-C; the command exits
+    128 + signum (130 for SIGINT, 143 for SIGTERM), the shells' convention."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
 MARKER_TEXT = "This folder was written by `hlsgen compile`; the next compile to it replaces it whole.\n"
 
 
@@ -173,14 +182,14 @@ def _signals_deferred() -> Iterator[None]:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if caught:
-        raise KeyboardInterrupt(f"signal {caught[0]}")
+        raise Interrupted(caught[0])
 
 
 @contextmanager
 def terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM raises KeyboardInterrupt inside the block, so clean-up code runs as for Ctrl-C."""
     def handler(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
+        raise Interrupted(signum)
 
     try:
         previous = signal.signal(signal.SIGTERM, handler)

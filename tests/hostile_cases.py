@@ -427,7 +427,7 @@ def _no_tmp_left(d: Path) -> str | None:
 
 def _interrupted(d: Path, sig: int) -> Setup:
     m, calib = mlp_files(d)
-    return Setup(_cli("compile", m, "--calib", calib, "-o", d / "out"), ["interrupted"], signal=sig, exit=130)
+    return Setup(_cli("compile", m, "--calib", calib, "-o", d / "out"), ["interrupted"], signal=sig, exit=128 + sig)
 
 
 def sigint(d: Path) -> Setup:
@@ -520,7 +520,7 @@ CASES: list[Case] = [
     Case("qdq_scale_zero", "weak", "QDQ weight scale 0", qdq_scale_zero),
     Case("complex_calibration", "weak", "complex calibration data", complex_calibration),
     Case("sigint", "weak", "SIGINT while OUT is written (exit 130)", sigint),
-    Case("sigterm", "weak", "SIGTERM while OUT is written (exit 130)", sigterm),
+    Case("sigterm", "weak", "SIGTERM while OUT is written (exit 143)", sigterm),
     Case("out_mode", "weak", "new OUT folder's mode follows the umask (exit 0)", out_mode),
     Case("csim_damaged_vector", "weak", "csim with a damaged vector file", csim_damaged_vector, needs_gxx=True),
     Case("csim_failed_build", "weak", "csim of C++ that does not compile (no .tmp left in the cache)",

@@ -141,3 +141,15 @@ def test_compile_to_dot_in_a_project_folder_deletes_nothing(mlp_model: tuple[Pat
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "refusing" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     assert (tmp_path / "thesis.tex").read_text() == "thesis.tex"
+
+
+def test_a_closed_stdout_is_no_traceback() -> None:
+    """`hlsgen inspect m | head -1`: the reader leaves after one line; hlsgen exits 141 without a word."""
+    model = Path(__file__).resolve().parents[2] / "examples" / "mlp_yaml" / "model.yaml"
+    p = subprocess.Popen([sys.executable, "-m", "hlsgen.cli", "inspect", str(model)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.close()  # before hlsgen writes anything: its first print meets a closed pipe
+    err = p.stderr.read()
+    assert p.wait(timeout=60) == 141, err
+    assert err == ""

@@ -94,7 +94,7 @@ def test_umask_mode(tmp_path: Path) -> None:
 
 
 def test_sigterm_during_write_leaves_nothing(tmp_path: Path) -> None:
-    """A real process gets SIGTERM while filling OUT: exit 130, one line, no temporary folder."""
+    """A real process gets SIGTERM while filling OUT: exit 143 (128 + 15), one line, no temporary folder."""
     script = (
         "import sys, time\n"
         "from pathlib import Path\n"
@@ -117,5 +117,5 @@ def test_sigterm_during_write_leaves_nothing(tmp_path: Path) -> None:
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=20)
     time.sleep(0.1)
-    assert p.returncode == 130 and err.count("\n") == 1 and "interrupted" in err
+    assert p.returncode == 143 and err.count("\n") == 1 and "interrupted" in err
     assert _entries(tmp_path) == []
