@@ -160,6 +160,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     print(f"golden vs float (max rel.): {', '.join(f'{v:.3g}' for v in e['golden_vs_float_relative'])}")
     if report["hardware"]:
         print(_folding_line(report["hardware"]))
+        if report["hardware"]["capped"]:
+            from hlsgen.report import capped_line
+
+            print(f"warning: {capped_line(report['hardware']['capped'])}", file=sys.stderr)
     return 0
 
 

@@ -106,7 +106,7 @@ def parse_hw(section: Any, where: Where) -> HwConfig:
         part=part,
         budget=budget,
         target_fps=get_float(m, "target_fps", where, d.target_fps, "a rate in frames/s >= 0 (0: fastest)",
-                             lambda x: 0 <= x < 1e9),
+                             lambda x: x >= 0),
         pe=get_int(m, "pe", where, d.pe, 0, 4096),
         simd=get_int(m, "simd", where, d.simd, 0, 4096),
         layers=_parse_layers(m.get("layers"), where.child("layers")),

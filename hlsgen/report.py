@@ -11,7 +11,7 @@ from hlsgen.api import Compilation, float_reference, host_tail_nodes, intermedia
 from hlsgen.config_hw import HwConfig
 from hlsgen.data import as_batch
 from hlsgen.golden import run_graph
-from hlsgen.hw.lower import node_macs
+from hlsgen.hw.lower import capped_defaults, node_macs
 from hlsgen.hw.model import Dataflow
 from hlsgen.hw.parts import family_of
 from hlsgen.hw.resources import layer_resources
@@ -61,6 +61,8 @@ def hardware_summary(df: Dataflow, rows: list[dict[str, Any]], hw: HwConfig) -> 
             "bottleneck": df.bottleneck,
             "multipliers": multipliers, "mac_bound_cycles": -(-macs // multipliers) if multipliers else 0,
             "input_beats_per_frame": df.input.pixels,
+            "capped": [{"node": lay.node, "key": key, "asked": asked, "used": used} for lay in df.layers
+                       for key, asked, used in capped_defaults(lay.kind, lay.node, dict(lay.params), hw)],
             "folding": None if f is None else {"goal": f.goal, "fits": f.fits, "optimal": f.optimal,
                                                "budget": f.budget.as_dict(), "estimate": f.total.as_dict()},
             "fifo_depths": {f"{s}->{lay}": d for (s, lay), d in sorted(df.fifo_depth.items())},
@@ -309,6 +311,8 @@ def _hardware_md(r: dict[str, Any]) -> list[str]:
                   f"BRAM36 {est['bram36']:,.1f} / {bud['bram36']:,.0f}"
                   + ("; provably the fastest design of the model." if f["optimal"] else ".")
                   + " Estimates come from the resource model (docs/hardware.md); `hlsgen synth` measures."]
+    if hw.get("capped"):
+        lines += ["", capped_line(hw["capped"])]
     lines += ["", "| layer | PE | SIMD | cycles | MAC bound | DSP | LUT | FF | BRAM36 |",
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in r["layers"]:
@@ -318,6 +322,16 @@ def _hardware_md(r: dict[str, Any]) -> list[str]:
                          f"{row['mac_bound_cycles'] or ''} | {e['dsp']:.0f} | {e['lut']:,.0f} | {e['ff']:,.0f} | "
                          f"{e['bram36']:g} |")
     return lines
+
+
+def capped_line(capped: list[dict[str, Any]]) -> str:
+    """One sentence: the `hw.pe`/`hw.simd` defaults that layers capped at their channel counts."""
+    keys = sorted({c["key"] for c in capped})
+    asked = ", ".join(f"hw.{k} {next(c['asked'] for c in capped if c['key'] == k)}" for k in keys)
+    shown = ", ".join(f"{c['node']} {c['key']} {c['used']}" for c in capped[:4])
+    more = f" and {len(capped) - 4} more" if len(capped) > 4 else ""
+    return (f"{asked} is more than the channels of {len({c['node'] for c in capped})} layer(s), which use all "
+            f"their channels instead: {shown}{more}")
 
 
 def _roundings(r: dict[str, Any]) -> list[str]:

@@ -78,13 +78,15 @@ def budget_of(hw: HwConfig) -> Budget:
                   float(part.bram36 if b.bram36 is None else min(b.bram36, part.bram36)))
 
 
-def choose_folding(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int, hw: HwConfig) -> Folding:
+def choose_folding(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int, hw: HwConfig,
+                   names: Sequence[str] = ()) -> Folding:
     """Pick one option per layer (see the module docstring). `fixed`: resources that do not depend
-    on folding (FIFOs); `floor`: cycles no folding can beat (the input stream)."""
+    on folding (FIFOs); `floor`: cycles no folding can beat (the input stream); `names`: the layers'
+    names, for the errors."""
     budget = budget_of(hw)
     if hw.target_fps:
-        target = math.floor(1e9 / (hw.hls.clock_ns * hw.target_fps))
-        return _at_target(options, fixed, floor, budget, target)
+        return _at_target(options, fixed, floor, budget, Rate(hw.target_fps, hw.hls.clock_ns),
+                          list(names) or [f"layer {i}" for i in range(len(options))])
     lowest = max([floor] + [min(c.cycles for c in opts) for opts in options])
     candidates = sorted({c.cycles for opts in options for c in opts if c.cycles >= lowest} | {lowest})
     tables = [[_CheapestBelow(opts, weigh) for opts in options] for weigh in _weightings(budget)]
@@ -98,15 +100,48 @@ def choose_folding(options: Sequence[Sequence[Choice]], fixed: Resources, floor:
     return _folding(options, picks, candidates[-1], _total(picks, fixed), budget, False, "fastest", floor)
 
 
+@dataclass(frozen=True)
+class Rate:
+    """`hw.target_fps` at the clock of `hw.hls.clock_ns`: the cycles per frame it allows."""
+
+    fps: float
+    clock_ns: float
+
+    @property
+    def cycles(self) -> int:
+        return math.floor(1e9 / (self.clock_ns * self.fps))
+
+    def at_best(self, cycles: int) -> str:
+        """The highest rate a design of `cycles` per frame reaches at this clock, as text."""
+        return f"{_rate_text(1e9 / (self.clock_ns * cycles))} frames/s"
+
+    def asked(self) -> str:
+        mhz = 1e3 / self.clock_ns
+        return f"hw.target_fps {_rate_text(self.fps)} at {mhz:,.6g} MHz (hw.hls.clock_ns {self.clock_ns:g})"
+
+
+def _rate_text(x: float) -> str:
+    """2,000,000 and 666,667, but 1e+12."""
+    return f"{x:,.0f}" if x == round(x) and x < 1e9 else f"{x:,.6g}"
+
+
 def _at_target(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int, budget: Budget,
-               target: int) -> Folding:
+               rate: Rate, names: Sequence[str]) -> Folding:
+    target = rate.cycles
+    if target < 1:
+        raise HlsgenError(f"{rate.asked()} leaves less than one clock cycle per frame; at this clock no design "
+                          f"exceeds {rate.at_best(1)}")
     if target < floor:
-        raise HlsgenError(f"hw.target_fps needs {target} cycles per frame, but the input stream alone takes "
-                          f"{floor} (one pixel per cycle)")
-    for opts in options:
-        if min(c.cycles for c in opts) > target:
-            raise HlsgenError(f"hw.target_fps needs {target} cycles per frame; a layer needs at least "
-                              f"{min(c.cycles for c in opts)} at its most parallel folding")
+        raise HlsgenError(f"{rate.asked()} needs {target:,} cycles per frame, but the input stream alone takes "
+                          f"{floor:,} (one beat per cycle): at most {rate.at_best(floor)}")
+    slowest = sorted(((min(c.cycles for c in opts), name) for opts, name in zip(options, names, strict=True)
+                      if min(c.cycles for c in opts) > target), reverse=True)
+    if slowest:
+        shown = ", ".join(f"{name} ({cycles:,} cycles)" for cycles, name in slowest[:3])
+        more = f" and {len(slowest) - 3} more layer(s)" if len(slowest) > 3 else ""
+        raise HlsgenError(f"{rate.asked()} needs {target:,} cycles per frame, but even at its most parallel "
+                          f"folding {shown}{more} take longer: the model reaches at most "
+                          f"{rate.at_best(slowest[0][0])}, set by {slowest[0][1]}")
     for weigh in _weightings(budget):
         picks = [_cheapest(opts, target, weigh) for opts in options]
         total = _total(picks, fixed)
@@ -114,7 +149,7 @@ def _at_target(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int
             return _folding(options, picks, target, total, budget, True, "target_fps", floor)
     total = _total([_cheapest(opts, target, _weightings(budget)[0]) for opts in options], fixed)
     need = ", ".join(f"{k} {getattr(total, k):,.0f} of {getattr(budget, k):,.0f}" for k in RESOURCES)
-    raise HlsgenError(f"hw.target_fps: the cheapest design meeting {target} cycles per frame does not fit the "
+    raise HlsgenError(f"{rate.asked()}: the cheapest design meeting {target:,} cycles per frame does not fit the "
                       f"budget ({need})")
 
 

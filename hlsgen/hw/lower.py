@@ -156,20 +156,44 @@ def parallelism_options(kind: str, node: str, params: dict[str, Any], hw: HwConf
     (PE) and of the input channels per group (SIMD), see `lane_counts`. A value set in `hw.layers`
     or as the `hw` default is the only choice for that dimension. Average pools, adds and requants
     fold their channels over PE requant lanes (SIMD 1; only `hw.layers` sets their PE); other
-    layers have one form."""
+    layers have one form. A `hw.layers` value beyond the layer's channels is an error; the `hw`
+    default is capped at each layer's channels (the report lists the capped layers)."""
     over = hw.layers.get(node)
     pe_set = (over.pe if over and over.pe else None) or hw.pe
     simd_set = (over.simd if over and over.simd else None) or hw.simd
     if kind in FOLDED_LANES:
         c = params["in_c"] if kind == "avgpool" else params["channels"]
         lanes = over.pe if over and over.pe else None  # hw.pe/simd are for matrix-vector layers
-        return [(min(lanes, c), 1)] if lanes else [(d, 1) for d in lane_counts(c)]
+        _check_override(node, "pe", lanes, c, "channels")
+        return [(lanes, 1)] if lanes else [(d, 1) for d in lane_counts(c)]
     if kind not in ("conv", "dwconv", "gemm"):
         return [(1, 1)]
     cin = params["in_c"] // params.get("group", 1)
+    _check_override(node, "pe", over.pe if over else None, params["out_c"], "output channels")
+    if kind != "dwconv":
+        _check_override(node, "simd", over.simd if over else None, cin, "input channels per group")
     pes = [min(pe_set, params["out_c"])] if pe_set else lane_counts(params["out_c"])
     simds = [1] if kind == "dwconv" else ([min(simd_set, cin)] if simd_set else lane_counts(cin))
     return sorted(((p, s) for p in pes for s in simds), key=lambda ps: (ps[0] * ps[1], ps))
+
+
+def _check_override(node: str, key: str, value: int | None, channels: int, what: str) -> None:
+    if value and value > channels:
+        raise HlsgenError(f"hw.layers.{node}.{key}: {value} is more than the layer's {channels} {what} "
+                          f"(at most {channels})")
+
+
+def capped_defaults(layer_kind: str, node: str, params: dict[str, Any], hw: HwConfig) -> list[tuple[str, int, int]]:
+    """(key, asked, used) for each `hw.pe`/`hw.simd` default that this conv/gemm layer caps at its
+    channels (a `hw.layers` entry of its own is not a default)."""
+    if layer_kind not in ("conv", "dwconv", "gemm"):
+        return []
+    over = hw.layers.get(node)
+    cin = params["in_c"] // params.get("group", 1)
+    caps = [("pe", hw.pe, params["out_c"], over.pe if over else None)]
+    if layer_kind != "dwconv":
+        caps.append(("simd", hw.simd, cin, over.simd if over else None))
+    return [(key, asked, limit) for key, asked, limit, own in caps if not own and asked > limit]
 
 
 FINE_FOLDS = 32  # lane counts for every fold count up to this many (non-divisors of the channels)

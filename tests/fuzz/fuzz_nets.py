@@ -262,7 +262,9 @@ class _Builder:
 
 def build_onnx(net: Net, scales: dict[str, float] | None = None) -> tuple[onnx.ModelProto, dict[str, str],
                                                                          dict[str, tuple[int, int]]]:
-    """The model, its quant points -> tensor, and the channel counts {layer: (out, in per group)}."""
+    """The model, its quant points -> tensor, and the channel counts {layer: (out, in per group)}; a
+    dense layer's input count is that of one pixel of its input stream (a Flatten of H x W x C
+    streams H*W pixels of C channels)."""
     b = _Builder(net, scales)
     c, h, w = net.shape
     x = b.quant("x", "in")
@@ -299,7 +301,7 @@ def build_onnx(net: Net, scales: dict[str, float] | None = None) -> tuple[onnx.M
         n = None
         for j, units in enumerate(net.head["units"]):
             n = _flat_size(net) if j == 0 else net.head["units"][j - 1]
-            chans[f"fc{j}"] = (units, n)
+            chans[f"fc{j}"] = (units, c if j == 0 else n)  # SIMD spans one pixel's channels (hw.layers checks)
             wt = b.rng.normal(0, math.sqrt(2.0 / n), (units, n))
             bias = b.rng.normal(0, 0.1, units)
             x = b.op("Gemm", [x, b.weight(wt, f"fc{j}"), b.bias(bias, f"fc{j}", "", "")], node=f"fc{j}", transB=1)

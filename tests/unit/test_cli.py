@@ -153,3 +153,19 @@ def test_a_closed_stdout_is_no_traceback() -> None:
     err = p.stderr.read()
     assert p.wait(timeout=60) == 141, err
     assert err == ""
+
+
+def test_a_pe_beyond_the_channels_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`hw.pe: 1000` was capped at every layer's channels without a word; a layer's own `pe: 1000` too."""
+    model = Path(__file__).resolve().parents[2] / "examples" / "mlp_yaml" / "model.yaml"
+    (tmp_path / "default.yaml").write_text("hw: {pe: 1000}\n")
+    assert main(["compile", str(model), "-c", str(tmp_path / "default.yaml"), "-o", str(tmp_path / "a")]) == 0
+    warning = ("warning: hw.pe 1000 is more than the channels of 3 layer(s), which use all their channels instead: "
+               "fc1 pe 32, fc2 pe 16, fc3 pe 10")
+    assert capsys.readouterr().err.splitlines() == [warning]
+    assert warning.removeprefix("warning: ") in (tmp_path / "a" / "report.md").read_text()
+    (tmp_path / "own.yaml").write_text("hw: {layers: {fc1: {pe: 1000}}}\n")
+    assert main(["compile", str(model), "-c", str(tmp_path / "own.yaml"), "-o", str(tmp_path / "b")]) == 2
+    assert capsys.readouterr().err == ("hlsgen: error: hw.layers.fc1.pe: 1000 is more than the layer's 32 output "
+                                       "channels (at most 32)\n")
+    assert not (tmp_path / "b").exists()

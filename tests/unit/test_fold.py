@@ -83,9 +83,28 @@ def test_target_fps_takes_the_cheapest_design_meeting_the_rate() -> None:
     assert f.picks == (1, 1) and f.cycles == 200 and f.total.dsp == 4
     fastest = choose_folding(layers, NONE, 10, _hw(dsp=100, lut=100, bram36=10))
     assert fastest.cycles == 150 and fastest.total.dsp > f.total.dsp
-    too_fast = config_from_dict({"hw": {"target_fps": 2_000_000}}, "t")
-    with pytest.raises(HlsgenError, match="target_fps"):
-        choose_folding(layers, NONE, 10, too_fast.hw)
+    too_fast = config_from_dict({"hw": {"target_fps": 2_000_000}}, "t")  # 50 cycles: below both layers
+    with pytest.raises(HlsgenError) as e:
+        choose_folding(layers, NONE, 10, too_fast.hw, ["conv_a", "conv_b"])
+    assert str(e.value) == ("hw.target_fps 2,000,000 at 100 MHz (hw.hls.clock_ns 10) needs 50 cycles per frame, but "
+                            "even at its most parallel folding conv_b (150 cycles), conv_a (100 cycles) take longer: "
+                            "the model reaches at most 666,667 frames/s, set by conv_b")
+
+
+@pytest.mark.parametrize(("fps", "message"), [
+    (1e12, "hw.target_fps 1e+12 at 100 MHz (hw.hls.clock_ns 10) leaves less than one clock cycle per frame; at this "
+           "clock no design exceeds 100,000,000 frames/s"),
+    (2e7, "hw.target_fps 20,000,000 at 100 MHz (hw.hls.clock_ns 10) needs 5 cycles per frame, but the input stream "
+          "alone takes 10 (one beat per cycle): at most 10,000,000 frames/s"),
+])
+def test_an_unreachable_rate_says_which_limit_it_meets(fps: float, message: str) -> None:
+    """1e12 frames/s was refused by the config with 'must be a rate in frames/s >= 0' (an unstated
+    limit below 1e9); now the config takes any rate and the folding says what caps it."""
+    layers = [[Choice(0, 400, Resources(dsp=1))]]
+    hw = config_from_dict({"hw": {"target_fps": fps}}, "t").hw
+    with pytest.raises(HlsgenError) as e:
+        choose_folding(layers, NONE, 10, hw, ["conv_a"])
+    assert str(e.value) == message
 
 
 def test_budget_defaults_to_the_part_with_80_percent_of_its_luts() -> None:

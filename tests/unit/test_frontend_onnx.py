@@ -53,7 +53,7 @@ def problems_of(m):
 def test_meta_names_and_symbolic_batch():
     m = single("Relu", ["N", 3, 4, 4], ["N", 3, 4, 4], opset=11)
     g = from_onnx_model(m, "/some/dir/net.onnx")
-    assert dict(g.meta) == {"format": "onnx-float", "opset": 11, "source": "net.onnx"}
+    assert dict(g.meta) == {"format": "onnx-float", "opset": 11, "source": "net.onnx", "file_ops": {"Relu": 1}}
     assert g.inputs == ("x",) and g.outputs == ("y",)
     assert g.tensor("x").shape == (1, 3, 4, 4)
     assert g.tensor("y").shape == (1, 3, 4, 4)

@@ -128,7 +128,7 @@ def test_weight_tables_follow_the_kernel_layout(tmp_path: Path) -> None:
     """Ragged folds (PE, SIMD not dividing the channels) and groups: every weight sits in the ROM of
     PE lane p, word (fo, t, fi), element s (column word*SIMD + s), and all padding lanes are zero."""
     (tmp_path / "m.yaml").write_text(FOLDS_NET)
-    cfg = config_from_dict({"hw": {"layers": {"g": {"pe": 3, "simd": 2}, "d": {"pe": 3, "simd": 16}}}}, "t")
+    cfg = config_from_dict({"hw": {"layers": {"g": {"pe": 3, "simd": 2}, "d": {"pe": 3, "simd": 8}}}}, "t")
     c = compile_model(tmp_path / "m.yaml", cfg)
     df = build_dataflow(c.graph, c.config.hw)
     for layer in df.layers:
