@@ -13,9 +13,12 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hlsgen.errors import HlsgenError
+
+if TYPE_CHECKING:
+    from hlsgen.ir import Graph
 
 EXIT_BAD_INPUT = 2
 EXIT_SIGNAL_BASE = 128  # interrupted by signal N: exit 128 + N (SIGINT 130, SIGTERM 143)
@@ -150,6 +153,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from hlsgen.output import write_compilation
 
     c = compile_model(args.model, args.config, args.calib)
+    _print_warnings(c.graph)
     inputs = [p for p in (args.model, args.config, args.calib) if p is not None]
     out, report = write_compilation(c, args.out, inputs)
     t, e = report["totals"], report["errors"]
@@ -165,6 +169,13 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
             print(f"warning: {capped_line(report['hardware']['capped'])}", file=sys.stderr)
     return 0
+
+
+def _print_warnings(graph: Graph) -> None:
+    """The compile's warning notes (a YAML model's unread arrays or unasked-for random weights) on stderr."""
+    for note in graph.notes:
+        if note.kind == "warning":
+            print(f"warning: {note.message}", file=sys.stderr)
 
 
 def _folding_line(hw: dict[str, Any]) -> str:
@@ -187,6 +198,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     inputs = _inputs(args, args.input)
     check_writable_target(args.output, inputs, ARRAY_SUFFIXES)  # before the compile: fail fast
     c = compile_model(args.model, args.config, args.calib)
+    _print_warnings(c.graph)
     x = load_array(args.input, c.source, "input", c.config.limits)
     outs = run_golden(c, x, integer=args.int)
     names = hardware_outputs(c.graph) if args.int else list(c.source.outputs)

@@ -20,7 +20,7 @@ import numpy as np
 from hlsgen.config import parse_quant
 from hlsgen.errors import HlsgenError
 from hlsgen.frontend.yaml_layers import OPS, Builder, Layer, weight_suffixes
-from hlsgen.frontend.yaml_weights import Weights
+from hlsgen.frontend.yaml_weights import RANDOM, Weights
 from hlsgen.ir.graph import Graph, Tensor
 from hlsgen.limits import DEFAULT_LIMITS, Limits, beyond, elements
 from hlsgen.schema import (
@@ -58,8 +58,8 @@ def load_yaml_model(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Graph:
     calibration = _parse_calibration(data.get("calibration"), top.child("calibration"))
     _check_samples(calibration["samples"], x_shape, limits, top.error)
     default_npz = get_str(data, "weights", top, None)
-    if default_npz is not None and not default_npz.endswith(".npz"):
-        raise top.error(f"weights must name an .npz file, got {default_npz!r}")
+    if default_npz is not None and not default_npz.endswith(".npz") and default_npz != RANDOM:
+        raise top.error(f"weights must name an .npz file or be {RANDOM!r}, got {default_npz!r}")
     weights = Weights(Path(path).parent, get_int(data, "seed", top, 0, lo=0), default_npz, limits)
     quant_raw = as_mapping(data.get("quant"), top.child("quant"))
     quant = parse_quant(quant_raw, top.child("quant"))

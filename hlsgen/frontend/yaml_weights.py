@@ -50,6 +50,9 @@ BN_INITS: dict[str, Init] = {
 }
 
 
+RANDOM = "random"  # `weights: random`: seeded initializers, asked for
+
+
 class Weights:
     """All parameter sources of one model file; loads each .npz once and tracks which keys are used."""
 
@@ -60,18 +63,21 @@ class Weights:
         self.default_npz = default_npz
         self._npz: dict[str, list[str]] = {}  # array names of each .npz
         self._used: dict[str, set[str]] = {}
+        self._unasked_random: list[str] = []  # layers seeded without `weights: random` saying so
 
     def for_layer(self, spec: Any, name: str, where: Where, suffixes: Sequence[str]) -> LayerWeights:
         """Where layer `name` gets its parameters; `spec` is its `weights:` value (or None)."""
         spec = self.default_npz if spec is None else spec
-        if spec is None:
+        if spec is None or spec == RANDOM:
+            if spec is None:
+                self._unasked_random.append(name)
             return LayerWeights(self, name, where, seeded=True)
         if isinstance(spec, str) and spec.endswith(".npz"):
             return LayerWeights(self, name, where, npz=spec)
         if isinstance(spec, dict):
             check_keys(spec, suffixes, where.child("weights"))
             return LayerWeights(self, name, where, files=spec)
-        raise where.error(f"weights must be an .npz file or a mapping {{suffix: file.npy}} with "
+        raise where.error(f"weights must be an .npz file, {RANDOM!r} or a mapping {{suffix: file.npy}} with "
                           f"suffixes {', '.join(suffixes)}; got {spec!r}")
 
     def npz(self, rel: str, where: Where) -> list[str]:
@@ -116,8 +122,15 @@ class Weights:
         self._used[rel].add(key)
 
     def unused_notes(self) -> list[Note]:
-        """A warning per .npz holding arrays no layer read (usually a misspelt layer name)."""
+        """A warning per .npz holding arrays no layer read (usually a misspelt layer name), and one
+        naming the layers that got seeded random parameters without `weights: random` asking."""
         notes = []
+        if self._unasked_random:
+            names = self._unasked_random
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            notes.append(Note("warning", "", f"{len(names)} layer(s) have no weights ({shown}): they get seeded "
+                              f"random parameters (seed {self.seed}); give weights: FILE.npz for trained ones, or "
+                              f"weights: random to say random is meant", {"random_layers": names}))
         for rel, arrays in self._npz.items():
             extra = sorted(set(arrays) - self._used[rel])
             if extra:

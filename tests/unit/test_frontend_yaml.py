@@ -166,6 +166,24 @@ def test_seeded_init_is_deterministic(tmp_path: Path) -> None:
     assert np.all(a.tensor("c1.bn.var").real_value() > 0)
 
 
+def test_random_weights_unasked_for_are_a_warning(tmp_path: Path) -> None:
+    """Layers without `weights:` got seeded random parameters without a word; now a warning names
+    them, and `weights: random` (top level or per layer) says random is meant."""
+    notes = load(tmp_path, CNN).notes
+    assert [(n.kind, n.data["random_layers"]) for n in notes] == [("warning", ["c1", "c2", "dw", "fc"])]
+    assert notes[0].message == ("4 layer(s) have no weights (c1, c2, dw, fc): they get seeded random parameters "
+                                "(seed 7); give weights: FILE.npz for trained ones, or weights: random to say "
+                                "random is meant")
+    asked = load(tmp_path, CNN + "weights: random\n")
+    assert asked.notes == ()
+    for key in ("c1.weight", "fc.weight"):  # the same seeded values, asked for or not
+        assert np.array_equal(data(asked, key), data(load(tmp_path, CNN), key))
+    one = CNN.replace("units: 5, activation: relu6}", "units: 5, activation: relu6, weights: random}")
+    assert [n.data["random_layers"] for n in load(tmp_path, one).notes] == [["c1", "c2", "dw"]]
+    with pytest.raises(HlsgenError, match="weights must name an .npz file or be 'random', got 'rand'"):
+        load(tmp_path, CNN + "weights: rand\n")
+
+
 def test_seeded_layer_independent_of_other_layers(tmp_path: Path) -> None:
     a = load(tmp_path, CNN)
     changed = CNN.replace("filters: 4, kernel: 3, padding: same, bias: false", "filters: 4, kernel: 1")
@@ -311,7 +329,7 @@ def test_weight_file_errors(tmp_path: Path) -> None:
     assert "d.weight in w.npz contains NaN or Inf" in error_of(tmp_path, DENSE % "w.npz")
     (tmp_path / "bad.npz").write_text("not a zip")
     assert "cannot read weights file 'bad.npz'" in error_of(tmp_path, DENSE % "bad.npz")
-    assert "weights must be an .npz file or a mapping" in error_of(tmp_path, DENSE % "w.h5")
+    assert "weights must be an .npz file, 'random' or a mapping" in error_of(tmp_path, DENSE % "w.h5")
     np.save(tmp_path / "plain.npy", np.zeros(3))
     (tmp_path / "plain.npy").rename(tmp_path / "plain.npz")
     assert "weights file 'plain.npz' is not an .npz archive" in error_of(tmp_path, DENSE % "plain.npz")
