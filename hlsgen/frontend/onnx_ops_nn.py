@@ -187,8 +187,12 @@ def matmul(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     (x, xs), (w, ws) = operand(ctx, node, 0), operand(ctx, node, 1)
     if len(xs) != 2:
         raise Unsupported(f"the activation input must be 2-D, got shape {xs}")
-    if not ctx.is_static(w) or len(ws) != 2 or ws[0] != xs[1]:
-        raise Unsupported(f"the right operand must be a constant [{xs[1]}, N], got {ws}")
+    if not ctx.is_static(w):
+        raise Unsupported(f"the right operand {w} is computed by the graph (an activation), not a constant: "
+                          "a MatMul between two activations has no hardware unit yet (only weights on the right)")
+    if len(ws) != 2 or ws[0] != xs[1]:
+        raise Unsupported(f"the right operand {w} must have shape [{xs[1]}, N] to multiply the input's "
+                          f"{xs[1]} columns, got {list(ws)}")
     ctx.add_node(name, "MatMul", [x, w], node.output[:1], {}, [(xs[0], ws[1])])
 
 

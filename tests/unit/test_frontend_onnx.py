@@ -1,6 +1,7 @@
 """The ONNX front-end: each op's translation, QDQ and QONNX quantization, and the error paths."""
 
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -182,6 +183,20 @@ def test_unsupported_custom_and_qonnx_ops():
     assert probs == [("mt", "MultiThreshold",
                       "QONNX op MultiThreshold is not supported (only Quant, BipolarQuant and Trunc)"),
                      ("foo", "Foo", "custom op my.domain.Foo is not supported")]
+
+
+def test_matmul_with_an_activation_on_the_right_says_so():
+    """It said 'the right operand must be a constant [32, N], got (32, 1)': the shape was fine, the
+    operand was not a constant."""
+    nodes = [node("Relu", ["x"], ["r"], name="relu"), node("MatMul", ["x", "r"], ["y"], name="mm")]
+    m = model(nodes, [vi("x", [32, 32])], [vi("y", [32, 32])])
+    assert problems_of(m) == [("mm", "MatMul", "the right operand r is computed by the graph (an activation), "
+                               "not a constant: a MatMul between two activations has no hardware unit yet "
+                               "(only weights on the right)")]
+    wrong = model([node("MatMul", ["x", "w"], ["y"], name="mm")], [vi("x", [1, 32])], [vi("y", [1, 4])],
+                  [init("w", rand(16, 4))])
+    assert problems_of(wrong) == [("mm", "MatMul", "the right operand w must have shape [32, N] to multiply the "
+                                   "input's 32 columns, got [16, 4]")]
 
 
 # ---- Conv ----------------------------------------------------------------------------------------------
@@ -819,3 +834,14 @@ def test_model_name_is_the_file_stem_when_the_graph_name_is_an_exporter_default(
     path = tmp_path / "kws_net.onnx"
     onnx.save(m, path)
     assert load_onnx(path).name == expected
+
+
+def test_the_docs_state_the_opsets_the_front_end_takes():
+    """README.md said 6-22, docs/cli.md 9..21; both now quote the range from_onnx accepts."""
+    from hlsgen.frontend.from_onnx import MAX_OPSET
+    from hlsgen.frontend.onnx_rewrite import OLDEST_OPSET
+
+    root = Path(__file__).resolve().parents[2]
+    for doc in ("README.md", "docs/cli.md"):
+        ranges = re.findall(r"opsets (\d+)[–.-]+(\d+)", (root / doc).read_text())
+        assert ranges and {(int(a), int(b)) for a, b in ranges} == {(OLDEST_OPSET, MAX_OPSET)}, doc
