@@ -252,14 +252,24 @@ def _act_hist(v: np.ndarray | None, q: Any) -> dict[str, Any] | None:
 
 
 def _layer_error(ref: np.ndarray | None, codes: np.ndarray | None, q: Any) -> dict[str, Any] | None:
-    """|golden (dequantized) - float graph| of one layer output, in LSB of its scale."""
+    """|golden (dequantized) - float graph| of one layer output, in LSB of its scale: over all values,
+    and apart for the values whose reference lies inside the quantizer's range (rounding error, at
+    most 0.5 LSB there plus what earlier layers carried in) and those beyond it by more than half an
+    LSB (saturation: the range chosen by calibration, or the model's own quantizer, clips them)."""
     if ref is None or codes is None or q is None or q.per_channel or np.shape(ref) != np.shape(codes):
         return None
-    s = float(q.scale)
-    err = np.abs((np.asarray(codes, dtype=np.float64) - int(q.zero_point)) * s - np.asarray(ref, np.float64)) / s
-    peak = float(np.max(np.abs(ref))) if np.size(ref) else 0.0
+    s, zp = float(q.scale), int(q.zero_point)
+    real = np.asarray(ref, np.float64).reshape(-1)
+    err = np.abs((np.asarray(codes, dtype=np.float64).reshape(-1) - zp) * s - real) / s
+    saturated = (real < s * (q.int.lo - zp - 0.5)) | (real > s * (q.int.hi - zp + 0.5))
+    rounding, clipped = err[~saturated], err[saturated]
+    peak = float(np.max(np.abs(real))) if real.size else 0.0
     return {"max_lsb": float(err.max(initial=0.0)), "mean_lsb": float(err.mean()) if err.size else 0.0,
-            "relative": float(err.max(initial=0.0) * s / peak) if peak > 0 else None}
+            "relative": float(err.max(initial=0.0) * s / peak) if peak > 0 else None,
+            "rounding_max_lsb": float(rounding.max(initial=0.0)),
+            "rounding_mean_lsb": float(rounding.mean()) if rounding.size else 0.0,
+            "saturated_fraction": float(saturated.mean()) if real.size else 0.0,
+            "saturation_max_lsb": float(clipped.max(initial=0.0))}
 
 
 # ---- Markdown ------------------------------------------------------------------------------------

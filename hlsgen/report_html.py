@@ -339,6 +339,12 @@ def _floored(r: dict[str, Any]) -> str:
 
 
 # ---- error -----------------------------------------------------------------------------------------------
+def _clipped_note(error: dict[str, Any] | None) -> str:
+    share = (error or {}).get("saturated_fraction") or 0.0
+    return f"{share:.2%} clipped" if share >= 5e-5 else ("<0.01% clipped" if share > 0 else "")
+
+
+
 def _errors(r: dict[str, Any], res: Results) -> str:
     e, p = r["errors"], r.get("profile") or {}
     out = ['<h2 id="error">Error</h2>',
@@ -351,8 +357,10 @@ def _errors(r: dict[str, Any], res: Results) -> str:
     ort = _ort_rows(r, res)
     series: list[tuple[str, list[float | None]]] = []
     if names:
-        series = [("max |golden − float|", [layers[n]["error"]["max_lsb"] for n in names]),
-                  ("mean |golden − float|", [layers[n]["error"]["mean_lsb"] for n in names])]
+        errs = [layers[n]["error"] for n in names]
+        series = [("max |golden − float|, values in range (rounding)", [e["rounding_max_lsb"] for e in errs]),
+                  ("mean, values in range", [e["rounding_mean_lsb"] for e in errs]),
+                  ("max, values beyond the range (saturation)", [e["saturation_max_lsb"] or None for e in errs])]
     if ort:
         by = {row["name"]: row for row in ort["layers"]}
         names = names or [row["name"] for row in ort["layers"]]
@@ -361,10 +369,14 @@ def _errors(r: dict[str, Any], res: Results) -> str:
     if series:
         ref = _e(p.get("reference", "the float model"))
         out.append(f'<p class="muted">Per layer on {p.get("error_samples", "")} inputs, in LSB of the layer\'s '
-                   f"output scale: the golden model's dequantized output against {ref} (clipping at the "
-                   "range counts as error)." + (" onnxruntime: |golden − onnxruntime| in LSB of the codes." if ort
-                                                else "") + "</p>")
-        out.append(f'<div class="plot">{plots.error_bars(names, series)}</div>')
+                   f"output scale: the golden model's dequantized output against {ref}. Values whose reference "
+                   "lies within the layer's quantization range show the rounding error (0.5 LSB of the layer's own, "
+                   "plus what earlier layers' rounding and clipping carried in); values beyond it are "
+                   "clipped by the range (calibration's choice, or the model's own quantizer: by design, not a "
+                   "fault of the hardware) and are shown apart, with the clipped share next to the layer's name."
+                   + (" onnxruntime: |golden − onnxruntime| in LSB of the codes." if ort else "") + "</p>")
+        notes = [_clipped_note(layers.get(n, {}).get("error")) for n in names]
+        out.append(f'<div class="plot">{plots.error_bars(names, series, notes)}</div>')
     failed = r.get("onnxruntime")
     if ort is None and isinstance(failed, dict) and failed.get("error"):
         out.append(f"<p>onnxruntime agreement could not be computed: {_e(shown(str(failed['error'])))}</p>")

@@ -185,8 +185,10 @@ def percent(share: float | None) -> str:
     return "n/a" if share is None else f"{100 * share:.3g}%"
 
 
-def error_bars(names: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]]) -> str:
-    """Per layer, grouped horizontal bars of error figures in LSB (one series per figure kind)."""
+def error_bars(names: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]],
+               notes: Sequence[str] = ()) -> str:
+    """Per layer, grouped horizontal bars of error figures in LSB (one series per figure kind); a
+    layer's note (e.g. its clipped share) follows its name."""
     with matplotlib.rc_context(RC):
         fig = _figure(10.0, 0.9 + 0.11 * len(names) * max(2, len(series)), left=1.9, bottom=0.5)
         ax = fig.subplots()
@@ -195,7 +197,9 @@ def error_bars(names: Sequence[str], series: Sequence[tuple[str, Sequence[float 
         for k, (title, values) in enumerate(series):
             ax.barh([i - 0.4 + h * (k + 0.5) for i in range(len(names))], [v or 0 for v in values], height=h,
                     color=colors[k % len(colors)], label=title)
-        ax.set_yticks(range(len(names)), [label(n) for n in names])
+        notes = list(notes) or [""] * len(names)
+        ax.set_yticks(range(len(names)), [f"{label(n)} · {note}" if note else label(n)
+                                          for n, note in zip(names, notes, strict=True)])
         ax.invert_yaxis()
         ax.set_xscale("symlog", linthresh=1)
         ax.set_xlim(0, max(2.0, 1.3 * max((v or 0 for _, values in series for v in values), default=0)))

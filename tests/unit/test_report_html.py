@@ -236,3 +236,29 @@ def test_markdown_subset() -> None:
     assert '<th class="n">b</th>' in got and "<td>x | y</td>" in got
     assert '<td class="n"><code>&lt;i&gt;</code> <b>bold</b></td>' in got
     assert "<ul><li>item &amp; more</li></ul>" in got
+
+
+def test_layer_error_separates_saturation_from_rounding() -> None:
+    """report.html showed ~100 LSB maxima without saying they came from clipped values: the error is
+    split by whether the reference lies inside the quantizer's range (rounding) or beyond it."""
+    from hlsgen.ir import IntType, QType
+    from hlsgen.report import _layer_error
+
+    q = QType(IntType(8, True), 0.5, 0)  # reals -64 ... 63.5
+    ref = np.array([1.1, -2.2, 63.6, 80.0, -70.0, 0.0, 10.0, 20.3])
+    codes = np.clip(np.round(ref / 0.5), -128, 127)
+    e = _layer_error(ref, codes, q)
+    assert e is not None
+    assert e["saturated_fraction"] == 2 / 8  # 80 and -70 lie beyond the range; 63.6 is within half an LSB
+    assert np.isclose(e["saturation_max_lsb"], (80.0 - 63.5) / 0.5)
+    assert np.isclose(e["rounding_max_lsb"], 0.4) and e["rounding_max_lsb"] <= 0.5
+    assert e["max_lsb"] == e["saturation_max_lsb"]
+    assert _layer_error(ref[:3], codes[:3], q)["saturation_max_lsb"] == 0.0  # type: ignore[index]
+
+
+def test_the_error_chart_names_the_clipped_share(tmp_path: Path) -> None:
+    from hlsgen.report_html import _clipped_note
+
+    assert _clipped_note({"saturated_fraction": 0.0123}) == "1.23% clipped"
+    assert _clipped_note({"saturated_fraction": 1e-6}) == "<0.01% clipped"
+    assert _clipped_note({"saturated_fraction": 0.0}) == _clipped_note(None) == ""
