@@ -164,6 +164,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     print(f"golden vs float (max rel.): {', '.join(f'{v:.3g}' for v in e['golden_vs_float_relative'])}")
     if report["hardware"]:
         print(_folding_line(report["hardware"]))
+        rows = (report["hardware"]["folding"] or {}).get("tradeoffs") or []
+        if len(rows) > 1:
+            print(f"trade-off: report.md lists {len(rows) - 1} slower, cheaper design(s) that hw.target_fps asks for "
+                  f"(down to DSP {rows[-1]['dsp']:,.0f}, LUT {rows[-1]['lut']:,.0f}, BRAM36 {rows[-1]['bram36']:,.1f})")
         if report["hardware"]["capped"]:
             from hlsgen.report import capped_line
 

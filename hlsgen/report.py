@@ -11,6 +11,7 @@ from hlsgen.api import Compilation, float_reference, host_tail_nodes, intermedia
 from hlsgen.config_hw import HwConfig
 from hlsgen.data import as_batch
 from hlsgen.golden import run_graph
+from hlsgen.hw.fold import rate_text
 from hlsgen.hw.lower import capped_defaults, node_macs
 from hlsgen.hw.model import Dataflow
 from hlsgen.hw.parts import family_of
@@ -64,7 +65,9 @@ def hardware_summary(df: Dataflow, rows: list[dict[str, Any]], hw: HwConfig) -> 
             "capped": [{"node": lay.node, "key": key, "asked": asked, "used": used} for lay in df.layers
                        for key, asked, used in capped_defaults(lay.kind, lay.node, dict(lay.params), hw)],
             "folding": None if f is None else {"goal": f.goal, "fits": f.fits, "optimal": f.optimal,
-                                               "budget": f.budget.as_dict(), "estimate": f.total.as_dict()},
+                                               "budget": f.budget.as_dict(), "estimate": f.total.as_dict(),
+                                               "tradeoffs": [{"target_fps": t.fps, "cycles_per_frame": t.cycles,
+                                                              **t.total.as_dict()} for t in f.tradeoffs]},
             "fifo_depths": {f"{s}->{lay}": d for (s, lay), d in sorted(df.fifo_depth.items())},
             "dataflow": {"input": df.input.name, "outputs": [s.name for s in df.outputs],
                          "layers": [{"name": lay.name, "node": lay.node, "kind": lay.kind, "inputs": list(lay.inputs),
@@ -321,6 +324,8 @@ def _hardware_md(r: dict[str, Any]) -> list[str]:
                   f"BRAM36 {est['bram36']:,.1f} / {bud['bram36']:,.0f}"
                   + ("; provably the fastest design of the model." if f["optimal"] else ".")
                   + " Estimates come from the resource model (docs/hardware.md); `hlsgen synth` measures."]
+    if f.get("tradeoffs"):
+        lines += _tradeoff_md(f["tradeoffs"], hw["clock_ns"])
     if hw.get("capped"):
         lines += ["", capped_line(hw["capped"])]
     lines += ["", "| layer | PE | SIMD | cycles | MAC bound | DSP | LUT | FF | BRAM36 |",
@@ -332,6 +337,18 @@ def _hardware_md(r: dict[str, Any]) -> list[str]:
                          f"{row['mac_bound_cycles'] or ''} | {e['dsp']:.0f} | {e['lut']:,.0f} | {e['ff']:,.0f} | "
                          f"{e['bram36']:g} |")
     return lines
+
+
+def _tradeoff_md(rows: list[dict[str, Any]], clock_ns: float) -> list[str]:
+    """The folding search's Pareto front: cycles against DSP/LUT/BRAM, with the setting that asks for each."""
+    out = ["", "Trade-off: the cheapest design for each rate, from this design's down to the slowest folding "
+           "(none of them is beaten in cycles and every resource by another); set `hw.target_fps` to choose one.", "",
+           "| hw.target_fps | cycles/frame | frames/s | DSP | LUT | BRAM36 |", "|---:|---:|---:|---:|---:|---:|"]
+    for t in rows:
+        fps = 1e9 / (clock_ns * t["cycles_per_frame"])
+        out.append(f"| {rate_text(t['target_fps'])} | {t['cycles_per_frame']:,} | {fps:,.0f} "
+                   f"| {t['dsp']:,.0f} | {t['lut']:,.0f} | {t['bram36']:,.1f} |")
+    return out
 
 
 def capped_line(capped: list[dict[str, Any]]) -> str:

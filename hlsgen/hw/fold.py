@@ -30,6 +30,7 @@ from hlsgen.errors import HlsgenError
 from hlsgen.hw.parts import find_part
 from hlsgen.hw.resources import DESIGN_LUT_FACTOR, Resources
 
+TRADEOFF_STEPS = 9  # rows of the trade-off table, at most one more (the slowest folding)
 LUT_SHARE = 0.8  # of the part's LUTs: leave room for routing and the shell
 RESOURCES = ("dsp", "lut", "bram36")
 
@@ -65,6 +66,16 @@ class Folding:
     fits: bool
     optimal: bool  # the componentwise-minimal certificate held for every layer
     goal: str  # "fastest" | "target_fps"
+    tradeoffs: tuple[Tradeoff, ...] = ()  # slower, cheaper designs and the hw.target_fps giving each
+
+
+@dataclass(frozen=True)
+class Tradeoff:
+    """What `hw.target_fps: fps` gives: the cheapest design meeting it, its cycles and resources."""
+
+    fps: float
+    cycles: int
+    total: Resources
 
 
 def budget_of(hw: HwConfig) -> Budget:
@@ -85,8 +96,14 @@ def choose_folding(options: Sequence[Sequence[Choice]], fixed: Resources, floor:
     names, for the errors."""
     budget = budget_of(hw)
     if hw.target_fps:
-        return _at_target(options, fixed, floor, budget, Rate(hw.target_fps, hw.hls.clock_ns),
-                          list(names) or [f"layer {i}" for i in range(len(options))])
+        chosen = _at_target(options, fixed, floor, budget, Rate(hw.target_fps, hw.hls.clock_ns),
+                            list(names) or [f"layer {i}" for i in range(len(options))])
+    else:
+        chosen = _fastest(options, fixed, floor, budget)
+    return replace(chosen, tradeoffs=tradeoffs(options, fixed, floor, budget, hw.hls.clock_ns, chosen.cycles))
+
+
+def _fastest(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int, budget: Budget) -> Folding:
     lowest = max([floor] + [min(c.cycles for c in opts) for opts in options])
     candidates = sorted({c.cycles for opts in options for c in opts if c.cycles >= lowest} | {lowest})
     tables = [[_CheapestBelow(opts, weigh) for opts in options] for weigh in _weightings(budget)]
@@ -113,14 +130,14 @@ class Rate:
 
     def at_best(self, cycles: int) -> str:
         """The highest rate a design of `cycles` per frame reaches at this clock, as text."""
-        return f"{_rate_text(1e9 / (self.clock_ns * cycles))} frames/s"
+        return f"{rate_text(1e9 / (self.clock_ns * cycles))} frames/s"
 
     def asked(self) -> str:
         mhz = 1e3 / self.clock_ns
-        return f"hw.target_fps {_rate_text(self.fps)} at {mhz:,.6g} MHz (hw.hls.clock_ns {self.clock_ns:g})"
+        return f"hw.target_fps {rate_text(self.fps)} at {mhz:,.6g} MHz (hw.hls.clock_ns {self.clock_ns:g})"
 
 
-def _rate_text(x: float) -> str:
+def rate_text(x: float) -> str:
     """2,000,000 and 666,667, but 1e+12."""
     return f"{x:,.0f}" if x == round(x) and x < 1e9 else f"{x:,.6g}"
 
@@ -142,15 +159,60 @@ def _at_target(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int
         raise HlsgenError(f"{rate.asked()} needs {target:,} cycles per frame, but even at its most parallel "
                           f"folding {shown}{more} take longer: the model reaches at most "
                           f"{rate.at_best(slowest[0][0])}, set by {slowest[0][1]}")
-    for weigh in _weightings(budget):
-        picks = [_cheapest(opts, target, weigh) for opts in options]
-        total = _total(picks, fixed)
-        if budget.fits(total):
-            return _folding(options, picks, target, total, budget, True, "target_fps", floor)
+    found = cheapest_fitting(options, fixed, budget, target)
+    if found is not None:
+        return _folding(options, found[0], target, found[1], budget, True, "target_fps", floor)
     total = _total([_cheapest(opts, target, _weightings(budget)[0]) for opts in options], fixed)
     need = ", ".join(f"{k} {getattr(total, k):,.0f} of {getattr(budget, k):,.0f}" for k in RESOURCES)
     raise HlsgenError(f"{rate.asked()}: the cheapest design meeting {target:,} cycles per frame does not fit the "
                       f"budget ({need})")
+
+
+def cheapest_fitting(options: Sequence[Sequence[Choice]], fixed: Resources, budget: Budget,
+                     target: int) -> tuple[list[Choice], Resources] | None:
+    """Every layer's cheapest folding meeting `target` cycles, under the first cost order whose total
+    fits the budget; None when none does."""
+    for weigh in _weightings(budget):
+        picks = [_cheapest(opts, target, weigh) for opts in options]
+        total = _total(picks, fixed)
+        if budget.fits(total):
+            return picks, total
+    return None
+
+
+def tradeoffs(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int, budget: Budget, clock_ns: float,
+              fastest: int) -> tuple[Tradeoff, ...]:
+    """The trade-off the folding search leaves: from the chosen design's cycles up to the slowest
+    folding, in at most TRADEOFF_STEPS geometric steps (at least doubling), the design that each
+    `hw.target_fps` gives (the rate rounded down to 3 significant digits, so it asks for at least
+    that many cycles), exactly as that setting chooses it; kept are the rows no other row beats in
+    cycles and every resource (the Pareto front)."""
+    slowest = max([floor] + [max(c.cycles for c in opts) for opts in options])
+    ladder, t = [], float(max(fastest, 1))
+    step = max(2.0, (slowest / t) ** (1 / TRADEOFF_STEPS))
+    while t < slowest:
+        ladder.append(math.ceil(t))
+        t *= step
+    rows = []
+    for t in [*ladder, slowest]:
+        fps = _three_digits_down(1e9 / (clock_ns * t))
+        found = cheapest_fitting(options, fixed, budget, Rate(fps, clock_ns).cycles)
+        if found is not None:
+            rows.append(Tradeoff(fps, max([floor] + [c.cycles for c in found[0]]), found[1]))
+    return tuple(r for r in rows if not any(_dominates(o, r) for o in rows))
+
+
+def _three_digits_down(x: float) -> float:
+    """x rounded down to 3 significant digits (12,500,000 stays an integer, 0.1234 -> 0.123)."""
+    exp = math.floor(math.log10(x)) - 2
+    return float(math.floor(x / 10**exp) * 10**exp) if exp >= 0 else math.floor(x * 10**-exp) / 10**-exp
+
+
+def _dominates(a: Tradeoff, b: Tradeoff) -> bool:
+    """`a` is no slower and no larger than `b` anywhere, and differs from it."""
+    costs = [(getattr(a.total, k), getattr(b.total, k)) for k in RESOURCES]
+    no_worse = a.cycles <= b.cycles and all(x <= y for x, y in costs)
+    return no_worse and (a.cycles < b.cycles or any(x < y for x, y in costs))
 
 
 Weigh = Callable[[Resources], tuple[float, ...]]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import model_zoo
 import numpy as np
@@ -17,6 +18,8 @@ from hlsgen.frontend import from_onnx_model
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.hw.fold import Budget, Choice, budget_of, choose_folding
 from hlsgen.hw.resources import NONE, Resources, bram18, dsp_slices
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _hw(**budget: int) -> HwConfig:
@@ -170,3 +173,21 @@ def test_report_shows_the_folding_and_the_estimate(resnet) -> None:  # type: ign
     assert hw["frames_per_second"] == round(1e8 / df.cycles_per_frame, 1)
     md = render_markdown(r)
     assert "Folded for `xc7z020clg400-1` (fastest): the estimate fits the budget" in md
+
+
+def test_every_tradeoff_row_is_what_its_target_fps_gives() -> None:
+    """report.md's trade-off table: each row's hw.target_fps, compiled, gives exactly that row's cycles
+    and resources; the rows are a Pareto front (slower rows are cheaper in some resource); the first
+    is the default (fastest) design itself."""
+    model = EXAMPLES / "mlp_yaml" / "model.yaml"
+    c = compile_model(model)
+    fastest = build_dataflow(c.graph, c.config.hw).folding
+    assert fastest is not None and len(fastest.tradeoffs) >= 5
+    assert (fastest.tradeoffs[0].cycles, fastest.tradeoffs[0].total) == (fastest.cycles, fastest.total)
+    for faster, slower in itertools.pairwise(fastest.tradeoffs):
+        assert faster.cycles < slower.cycles
+        assert any(getattr(slower.total, k) < getattr(faster.total, k) for k in ("dsp", "lut", "bram36"))
+    for row in fastest.tradeoffs:
+        cfg = config_from_dict({"hw": {"target_fps": row.fps}}, "t")
+        asked = build_dataflow(c.graph, cfg.hw).folding
+        assert asked is not None and (asked.cycles, asked.total) == (row.cycles, row.total), row
