@@ -11,11 +11,13 @@ to float32 rounding (at most 1 LSB per layer, at rounding ties):
     QAdd         DQ(a, Ma/2^S·s_y, zp_a) + DQ(b, Mb/2^S·s_y, zp_b) -> Clip -> Q
     QAvgPool     DQ(x, n·M/2^S·s_y, zp_x) -> AveragePool(count_include_pad) -> Clip -> Q
     QRequant     DQ(x, M/2^S·s_y, zp_x) -> Clip -> Q;   QMaxPool, Reshape, Transpose on the codes
+    QLut         Gather(table of output codes, Cast(x, int64) − x_lo) -> DQ(s_y, zp_y) -> Q(s_y, zp_y)  (exact)
 
 (M, S: the layer's multiplier and shift; a channel with M < 0 has its weight codes and bias negated.)
-The input is QuantizeLinear'd like QuantizeInput; the outputs are the DequantizeLinear of the hardware
-outputs (the host-side float tail, e.g. Softmax, is left out). Integer tensors are int8/uint8, or
-int16/uint16 (opset 21) above 8 bits; a narrower type is its container plus the Clip of its range.
+The input is QuantizeLinear'd like QuantizeInput (clipped to a narrow type's range); the outputs are
+the DequantizeLinear of the hardware outputs (the host-side float tail, e.g. Softmax, is left out).
+Integer tensors are int8/uint8, or int16/uint16 (opset 21) above 8 bits; a narrower type is its
+container plus the Clip of its range.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ KNOWN_ATTRS = {
                  "hi"},
     "QMaxPool": {"kernel", "strides", "pads", "dilations", "pad_value"},
     "QRequant": {"x_zp", "axis", "mult", "shift", "mult_neg", "zp", "lo", "hi"},
+    "QLut": {"table", "x_lo"},
 }
 
 
@@ -254,6 +257,29 @@ def qrequant(b: QdqBuilder, n: Node) -> None:
     _finish(b, n, xf, ndim, axis)
 
 
+def qlut(b: QdqBuilder, n: Node) -> None:
+    """y = table[x − x_lo] on the codes: the input codes as int64 indices (less x_lo) into a constant
+    table of the output codes (in the output's container), then DQ -> Q into the node's output with its
+    scale and zero point. Exact: a code times its float32 scale divides back to that code."""
+    x, out = n.inputs[0], n.outputs[0]
+    table, x_lo = _ints(n, "table"), n.attr("x_lo")
+    if table is None or x_lo is None:
+        raise HlsgenError(f"export-qdq: {n.name} ({n.op}): missing table/x_lo")
+    x_lo, qx, dtype = int(x_lo), b.qtype(x).int, b.tensor_dtype(out)
+    if x_lo > qx.lo or x_lo + table.size - 1 < qx.hi:
+        raise HlsgenError(f"export-qdq: {n.name} ({n.op}): the table covers codes {x_lo}..{x_lo + table.size - 1}, "
+                          f"not the input's {qx.lo}..{qx.hi}")
+    info = np.iinfo(dtype)
+    if int(table.min()) < info.min or int(table.max()) > info.max:
+        raise HlsgenError(f"export-qdq: {n.name} ({n.op}): a table entry does not fit {dtype}")
+    index = b.op("Cast", [x], f"{n.name}.index", to=onnx.TensorProto.INT64)
+    if x_lo:
+        index = b.op("Sub", [index, b.const(f"{n.name}.x_lo", np.int64(x_lo))], f"{n.name}.index")
+    codes = b.op("Gather", [b.const(f"{n.name}.table", table.astype(dtype)), index], n.name, axis=0)
+    s_y, zp_y = b.act(out)
+    b.quantize(b.dq(codes, s_y, zp_y, dtype), out, s_y, zp_y, dtype)
+
+
 def quantize_input(b: QdqBuilder, n: Node) -> None:
     x, out = n.inputs[0], n.outputs[0]
     if b.qtype(out).int.bipolar:  # the sign, 0 -> +1
@@ -261,7 +287,9 @@ def quantize_input(b: QdqBuilder, n: Node) -> None:
         ge = b.op("GreaterOrEqual", [x, b.const(f"{out}.zero", np.float32(0))], f"{out}.ge")
         b.quantize(b.op("Where", [ge, one, minus], f"{out}.sign"), out, 1.0, 0, np.dtype(np.int8))
         return
-    b.q(x, out, b.act(out)[1])
+    s, zp = b.act(out)
+    qt = b.qtype(out).int
+    _clip_q(b, x, out, s, zp, (qt.lo, qt.hi), b.tensor_dtype(out))  # a narrow type: its range, not the container's
 
 
 def affine(b: QdqBuilder, n: Node) -> None:
@@ -300,6 +328,6 @@ def transpose(b: QdqBuilder, n: Node) -> None:
 EMITTERS: dict[str, Callable[[QdqBuilder, Node], None]] = {
     "QuantizeInput": quantize_input, "DequantizeOutput": dequantize_output, "Reshape": reshape,
     "Transpose": transpose, "QConv": qconv, "QGemm": qgemm, "QAdd": qadd, "QAvgPool": qavgpool,
-    "QMaxPool": qmaxpool, "QRequant": qrequant, "Affine": affine,
+    "QMaxPool": qmaxpool, "QRequant": qrequant, "QLut": qlut, "Affine": affine,
     **{op: elementwise for op in ("Add", "Sub", "Mul", "Div")},
 }

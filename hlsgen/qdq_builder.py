@@ -84,10 +84,6 @@ class QdqBuilder:
         ins = [x, self.const(f"{x}.s", s.copy()), self.const(f"{x}.zp", z.astype(zp_dtype))]
         return self.op("DequantizeLinear", ins, f"{x}.dq", axis=axis)
 
-    def q(self, x: str, tensor: str, zp: int) -> None:
-        """QuantizeLinear of float `x` into the IR tensor `tensor` (its scale, the zero point `zp`)."""
-        self.quantize(x, tensor, self.act(tensor)[0], zp, self.tensor_dtype(tensor))
-
     def quantize(self, x: str, out: str, scale: float, zp: int, dtype: np.dtype) -> None:
         ins = [x, self.const(f"{out}.s", np.float32(scale)), self.const(f"{out}.zp", np.asarray(zp).astype(dtype))]
         self.op("QuantizeLinear", ins, out, out=out)
