@@ -35,7 +35,7 @@ PYTEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; 
 PARALLEL := -n $(PYTEST_JOBS) --dist loadfile --no-loadscope-reorder
 
 test: $(STAMP) system-tools-test
-	$(BIN)/ruff check hlsgen tests examples benchmarks
+	$(BIN)/ruff check hlsgen tests examples benchmarks scripts
 	$(BIN)/mypy
 	$(BIN)/pytest -q $(PARALLEL)
 
