@@ -157,17 +157,6 @@ def hardware_outputs(graph: Graph) -> list[str]:
     return [n.inputs[0] for n in graph.nodes if n.op == "DequantizeOutput"]
 
 
-def host_tail_nodes(graph: Graph) -> set[str]:
-    """Names of the integer graph's nodes after DequantizeOutput: float ops the host runs."""
-    after = {n.outputs[0] for n in graph.nodes if n.op == "DequantizeOutput"}
-    names: set[str] = set()
-    for n in graph.nodes:
-        if any(i in after for i in n.inputs):
-            names.add(n.name)
-            after.update(n.outputs)
-    return names
-
-
 def intermediates(c: Compilation, x: np.ndarray) -> dict[str, np.ndarray]:
     """Every tensor of the integer graph for a batch, by name."""
     return run_graph(c.graph, as_batch(x, c.graph), keep=True)

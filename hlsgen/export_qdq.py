@@ -30,6 +30,7 @@ import onnx
 
 from hlsgen.errors import HlsgenError
 from hlsgen.ir import Graph, Node
+from hlsgen.passes.check_supported import host_tail_nodes
 from hlsgen.qdq_builder import QdqBuilder
 
 INFO_ATTRS = {"acc_bits", "mult_bits", "act", "post_act", "reproduces", "rounding"}  # descriptive only
@@ -51,8 +52,6 @@ KNOWN_ATTRS = {
 
 def export_qdq(graph: Graph) -> onnx.ModelProto:
     """The integer graph as an ONNX QDQ model onnxruntime can run (opset 13, or 21 above 8 bits)."""
-    from hlsgen.api import host_tail_nodes
-
     b = QdqBuilder(graph)
     tail = host_tail_nodes(graph)
     for n in graph.nodes:

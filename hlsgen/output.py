@@ -9,8 +9,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from hlsgen.api import Compilation
-from hlsgen.backends import hardware_enabled, write_backends
+from hlsgen.api import Compilation, intermediates
+from hlsgen.backends import Design, hardware_enabled, write_backends
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.ir import format_graph
@@ -22,12 +22,14 @@ from hlsgen.report_html import write_html
 
 def write_compilation(c: Compilation, out_dir: str | Path, inputs: Iterable[Path] = ()) -> tuple[Path, dict[str, Any]]:
     """Write OUT atomically; `inputs` (model, config, calibration data) are never inside what is replaced."""
-    df = build_dataflow(c.graph, c.config.hw) if hardware_enabled(c) else None
+    df = build_dataflow(c.graph, c.config.hw) if hardware_enabled(c.config.hw) else None
     report = build_report(c, df)
     report["onnxruntime"] = onnxruntime_agreement(c, inputs)
 
     def fill(tmp: Path) -> None:
-        write_backends(c, df, tmp)
+        if df is not None:
+            frames = c.config.hw.frames
+            write_backends(Design(df, c.config.hw, c.graph.name, intermediates(c, frame_inputs(c, frames))), tmp)
         graphs = tmp / "graph"
         graphs.mkdir()
         for i, (name, g) in enumerate(c.stages):
@@ -37,6 +39,15 @@ def write_compilation(c: Compilation, out_dir: str | Path, inputs: Iterable[Path
         write_html(tmp, report)  # last: it links the files above
 
     return write_folder_atomically(out_dir, fill, inputs), report
+
+
+def frame_inputs(c: Compilation, frames: int) -> np.ndarray:
+    """The inputs of the test-vector frames: the calibration/sample inputs, then seeded N(0,1)."""
+    pool = c.calibration if c.calibration is not None and len(c.calibration) >= frames else c.sample
+    if len(pool) >= frames:
+        return pool[:frames]
+    extra = np.random.default_rng(1).standard_normal((frames - len(pool), *pool.shape[1:]))
+    return np.concatenate([pool, extra.astype(np.float32)])
 
 
 def onnxruntime_agreement(c: Compilation, inputs: Iterable[Path]) -> dict[str, Any] | None:

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 import hlsgen.backends  # noqa: F401  (before hw.lower: hw.lower and the backends import each other)
-from hlsgen.api import Compilation, float_reference, host_tail_nodes, intermediates, run_golden
+from hlsgen.api import Compilation, float_reference, intermediates, run_golden
 from hlsgen.config_hw import HwConfig
 from hlsgen.data import as_batch
 from hlsgen.golden import run_graph
@@ -18,6 +18,7 @@ from hlsgen.hw.parts import family_of
 from hlsgen.hw.resources import layer_resources
 from hlsgen.identifiers import shown
 from hlsgen.ir import Graph, Node
+from hlsgen.passes.check_supported import host_tail_nodes
 
 HOST_BOUNDARY_OPS = ("QuantizeInput", "DequantizeOutput")
 

@@ -1,53 +1,68 @@
 """Hardware backends: everything `hlsgen compile` writes besides the graph dumps and the report.
 
-Each entry of BACKENDS writes one folder of OUT from the compilation and its dataflow (the hardware
-view shared by all of them, hlsgen.hw). The list is literal and ordered.
+Each entry of BACKENDS writes one folder of OUT from a Design: the dataflow (the hardware view shared
+by all of them, hlsgen.hw), the hw config, the model's name and the golden values of the test-vector
+frames. Backends see no Compilation: what they render is computed before them. The list is literal
+and ordered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from hlsgen.api import Compilation, intermediates
-from hlsgen.backends.hls import hls_backend
+from hlsgen.backends.hls import write_hls
+from hlsgen.backends.testbench import write_testbench
 from hlsgen.backends.vectors import write_vectors
-from hlsgen.backends.verilog import rtl_backend
+from hlsgen.backends.verilog import write_rtl
+from hlsgen.config_hw import HwConfig
 from hlsgen.hw.model import Dataflow
 
-Backend = Callable[[Compilation, Dataflow, Path], None]
+
+@dataclass(frozen=True)
+class Design:
+    """What the backends render: the dataflow, the hw config, the model's name, and the golden
+    model's value of every integer tensor for the `hw.frames` test-vector frames."""
+
+    dataflow: Dataflow
+    hw: HwConfig
+    name: str
+    frame_values: Mapping[str, np.ndarray]
 
 
-def _vectors(c: Compilation, df: Dataflow, out: Path) -> None:
-    frames = c.config.hw.frames
-    write_vectors(out / "vectors", df, intermediates(c, frame_inputs(c, frames)), frames)
+Backend = Callable[[Design, Path], None]
 
 
-def frame_inputs(c: Compilation, frames: int) -> np.ndarray:
-    """The inputs of the test-vector frames: the calibration/sample inputs, then seeded N(0,1)."""
-    pool = c.calibration if c.calibration is not None and len(c.calibration) >= frames else c.sample
-    if len(pool) >= frames:
-        return pool[:frames]
-    extra = np.random.default_rng(1).standard_normal((frames - len(pool), *pool.shape[1:]))
-    return np.concatenate([pool, extra.astype(np.float32)])
+def _vectors(d: Design, out: Path) -> None:
+    write_vectors(out / "vectors", d.dataflow, d.frame_values, d.hw.frames)
+
+
+def _hls(d: Design, out: Path) -> None:
+    if d.hw.hls.enabled:
+        write_hls(d.dataflow, d.hw, out)
+
+
+def _rtl(d: Design, out: Path) -> None:
+    if d.hw.rtl.enabled:
+        write_rtl(d.dataflow, out, d.name, d.hw.tlast)
+        write_testbench(d.dataflow, out, d.name, d.hw.tlast)
 
 
 BACKENDS: list[tuple[str, Backend]] = [
     ("vectors", _vectors),
-    ("hls", hls_backend),
-    ("rtl", rtl_backend),
+    ("hls", _hls),  # OUT/hls unless hw.hls.enabled is false
+    ("rtl", _rtl),  # OUT/rtl and OUT/tb unless hw.rtl.enabled is false
 ]
 
 
-def hardware_enabled(c: Compilation) -> bool:
-    return c.config.hw.hls.enabled or c.config.hw.rtl.enabled
+def hardware_enabled(hw: HwConfig) -> bool:
+    return hw.hls.enabled or hw.rtl.enabled
 
 
-def write_backends(c: Compilation, df: Dataflow | None, out: Path) -> None:
-    """Write every backend's folder into `out` (nothing when all hardware outputs are disabled)."""
-    if df is None:
-        return
+def write_backends(design: Design, out: Path) -> None:
+    """Write every backend's folder into `out`."""
     for _, backend in BACKENDS:
-        backend(c, df, out)
+        backend(design, out)

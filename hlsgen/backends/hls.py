@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from hlsgen.api import Compilation
 from hlsgen.backends.hls_layers import LayerCode, layer_code, window_schedule
 from hlsgen.backends.names import Namer
 from hlsgen.backends.render import TEMPLATES, TESTBENCH, copy_tree, render
@@ -42,12 +41,6 @@ from hlsgen.hw.model import Dataflow, Layer, Stream
 GENERATED = {"src/top.cpp": "top.cpp.j2", "src/top.h": "top.h.j2", "src/params.h": "params.h.j2",
              "src/weights.h": "weights.h.j2", "tb/tb_glue.h": "tb_glue.h.j2", "hls_config.cfg": "hls_config.cfg.j2",
              "run_hls.tcl": "run_hls.tcl.j2", "README.md": "README.md.j2"}
-
-
-def hls_backend(c: Compilation, df: Dataflow, out: Path) -> None:
-    """The BACKENDS entry: OUT/hls unless `hw.hls.enabled` is false."""
-    if c.config.hw.hls.enabled:
-        write_hls(df, c.config.hw, out)
 
 
 def write_hls(df: Dataflow, hw: HwConfig, out: Path) -> None:

@@ -12,6 +12,7 @@ a line is the beat in hex, most significant digit first, beat_bits/4 digits.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def stream_meta(s: Stream) -> dict[str, Any]:
             "bits": s.bits, "signed": s.signed, "beat_bits": s.beat_bits}
 
 
-def write_vectors(folder: Path, df: Dataflow, values: dict[str, np.ndarray], frames: int) -> None:
+def write_vectors(folder: Path, df: Dataflow, values: Mapping[str, np.ndarray], frames: int) -> None:
     """`values`: golden intermediates (IR tensors by name) of at least `frames` inputs."""
     folder.mkdir(parents=True)
     (folder / "layers").mkdir()

@@ -19,9 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hlsgen.api import Compilation
 from hlsgen.backends.render import TEMPLATES, copy_tree, render
-from hlsgen.backends.testbench import write_testbench
 from hlsgen.backends.verilog_layers import Unit, unit
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.fifo import output_depth
@@ -29,13 +27,6 @@ from hlsgen.hw.model import Dataflow, Layer, Stream
 
 RTL_TEMPLATES = TEMPLATES / "verilog" / "rtl"
 OUTPUT_CONSUMER = "out_r"
-
-
-def rtl_backend(c: Compilation, df: Dataflow, out: Path) -> None:
-    """The BACKENDS entry: OUT/rtl and OUT/tb unless `hw.rtl.enabled` is false."""
-    if c.config.hw.rtl.enabled:
-        write_rtl(df, out, c.graph.name, c.config.hw.tlast)
-        write_testbench(df, out, c.graph.name, c.config.hw.tlast)
 
 
 def write_rtl(df: Dataflow, out: Path, model: str, tlast: bool = False) -> None:

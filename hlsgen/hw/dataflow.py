@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from hlsgen.api import host_tail_nodes
 from hlsgen.backends.names import Namer
 from hlsgen.config_hw import HwConfig
 from hlsgen.errors import HlsgenError
@@ -32,6 +31,7 @@ from hlsgen.hw.model import Dataflow, Layer, Stream, canonical_order
 from hlsgen.hw.parts import family_of
 from hlsgen.hw.resources import glue_resources, layer_resources
 from hlsgen.ir import Graph, Node
+from hlsgen.passes.check_supported import host_tail_nodes
 
 LAYOUT_OPS = ("Reshape", "Transpose")
 

@@ -22,6 +22,17 @@ HOST_TAIL_OPS = (Op.SOFTMAX, Op.LOG_SOFTMAX, Op.DEPTH_TO_SPACE)
 LAYOUT_OPS = (Op.RESHAPE, Op.TRANSPOSE)
 
 
+def host_tail_nodes(graph: Graph) -> set[str]:
+    """Names of the integer graph's nodes after DequantizeOutput: float ops the host runs."""
+    after = {n.outputs[0] for n in graph.nodes if n.op == "DequantizeOutput"}
+    names: set[str] = set()
+    for n in graph.nodes:
+        if any(i in after for i in n.inputs):
+            names.add(n.name)
+            after.update(n.outputs)
+    return names
+
+
 def host_tail(graph: Graph) -> set[str]:
     """Names of the nodes that run on the host after the hardware: every host-only op (Softmax,
     LogSoftmax, DepthToSpace) and all that depends on one; and an elementwise function (Sigmoid,
