@@ -20,9 +20,25 @@ machine-readable.
         ...                                            # a spinner, elapsed time, ~N s left
     progress.step("regress", "3 model(s), 2 at a time")  # [regress] 3 model(s), 2 at a time
 
-Estimates of single-process work (a Verilator or g++ build, a simulation) come from earlier runs of
-the same kind: `remember(key, seconds)` keeps the last figure in timings.json in the build cache
-folder ($HLSGEN_CACHE, else ~/.cache/hlsgen), `estimate(*keys)` reads the first known one.
+Estimates of single-process work (a Verilator or g++ build, a simulation) come from earlier runs,
+kept in timings.json in the build cache folder ($HLSGEN_CACHE, else ~/.cache/hlsgen) under keys
+that callers give most specific first (this design's, then its kind's):
+
+  plain   `remember(value, *keys)` keeps one figure (seconds, or a rate such as seconds per
+          simulated cycle); `estimate(*keys)` reads the first key's.
+  sized   for work whose time grows with the design (a build: with the bytes compiled; a run: with
+          the cycles simulated), so that a figure learned on one design fits another:
+          `remember_sized(seconds, size, *keys)` adds (size, seconds) to each key's last few figures,
+          `estimate_sized(size, *keys)` reads the first key that has any. A remembered size gives its
+          own figure; a size between two remembered ones the line through them (a fixed cost, such as
+          compiling the simulator's runtime, is counted once, not per byte); a size beyond them the
+          nearest one in proportion (a single figure, T seconds at size S, gives T/10 at S/10), but
+          no further than ten times or a tenth of its size (MAX_SCALE).
+
+    keys = (f"verilator:replay:{design}", "verilator:replay")
+    with progress.task("verilator", "...", estimate=progress.estimate_sized(size, *keys)):
+        ...
+    progress.remember_sized(seconds, size, *keys)
 """
 
 from __future__ import annotations
@@ -33,7 +49,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -45,6 +61,8 @@ if TYPE_CHECKING:
 MODES = ("rich", "plain", "quiet")
 TIMINGS = "timings.json"
 MAX_TIMINGS = 500
+MAX_FIGURES = 8  # (size, seconds) pairs kept per sized key
+MAX_SCALE = 10.0  # a figure is scaled to at most ten times, or a tenth of, its size
 MIN_ESTIMATE = 1.0  # seconds; a shorter estimate is not shown
 
 _lock = threading.RLock()
@@ -301,33 +319,98 @@ def _timings_file() -> Path:
     return cache_base() / TIMINGS
 
 
-def _read_timings() -> dict[str, float]:
+Figures = list[list[float]]  # a sized key's [size, seconds] pairs, the newest last
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
+def _figures(value: Any) -> Figures:
+    """The valid [size, seconds] pairs of a sized key's value (none for a plain number or garbage)."""
+    if not isinstance(value, list):
+        return []
+    return [[float(p[0]), float(p[1])] for p in value
+            if isinstance(p, list) and len(p) == 2 and _positive(p[0]) and _positive(p[1])]
+
+
+def _read_timings() -> dict[str, float | Figures]:
+    """timings.json: a number per plain key, [size, seconds] pairs per sized key; anything else dropped."""
     try:
         data = json.loads(_timings_file().read_text())
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):
         return {}
-    return {k: float(v) for k, v in data.items() if isinstance(v, (int, float)) and v > 0}
+    known: dict[str, float | Figures] = {}
+    for k, v in data.items():
+        if _positive(v):
+            known[k] = float(v)
+        elif figures := _figures(v):
+            known[k] = figures
+    return known
+
+
+def _significant(value: float) -> float:
+    """Four significant digits (a rate in seconds per byte or per cycle is far below 0.001)."""
+    return float(f"{value:.4g}")
 
 
 def estimate(*keys: str) -> float | None:
-    """The remembered figure of the first key that has one (most specific first)."""
+    """The remembered figure of the first key that has one (most specific first; a sized key: its
+    newest seconds)."""
     known = _read_timings()
-    return next((known[k] for k in keys if k in known), None)
+    value = next((known[k] for k in keys if k in known), None)
+    return value[-1][1] if isinstance(value, list) else value
 
 
 def remember(value: float, *keys: str) -> None:
     """Keep `value` (seconds, or a rate) under every key (a write that fails is ignored: estimates
     are a courtesy)."""
-    if not value > 0 or not keys:
+    if value > 0:
+        _store(keys, lambda _old: _significant(value))
+
+
+def estimate_sized(size: float, *keys: str) -> float | None:
+    """Seconds for work of `size` (bytes compiled, cycles simulated) from the first key with figures
+    (most specific first): at a remembered size its figure, between two sizes on the line through
+    their figures, beyond them in proportion to the nearest, up to MAX_SCALE times (or a MAX_SCALE-th
+    of) its size. None when no key has any, or further away (a figure's fixed part, such as a
+    simulator's start-up, cannot be told from its per-size part: a 0.4 s run of 16 cycles is no rate
+    for 70,000)."""
+    known = _read_timings()
+    figures = next((f for f in (_figures(known.get(k)) for k in keys) if f), None)
+    return _at(figures, size) if figures and size > 0 else None
+
+
+def _at(figures: Figures, size: float) -> float | None:
+    """Seconds at `size` from (size, seconds) figures (see estimate_sized)."""
+    below = max((f for f in figures if f[0] <= size), default=None)
+    above = min((f for f in figures if f[0] >= size), default=None)
+    if below is None or above is None:  # beyond the sizes known: in proportion to the nearest
+        s, t = below or above or figures[0]
+        return t * size / s if 1 / MAX_SCALE <= size / s <= MAX_SCALE else None
+    (s0, t0), (s1, t1) = below, above
+    return t0 + (t1 - t0) * (size - s0) / (s1 - s0) if s1 > s0 else t0
+
+
+def remember_sized(seconds: float, size: float, *keys: str) -> None:
+    """Add (size, seconds) to every key's figures: one per size, the newest MAX_FIGURES of them."""
+    if seconds > 0 and size > 0:
+        figure = [size, _significant(seconds)]
+        _store(keys, lambda old: [*(f for f in _figures(old) if f[0] != size), figure][-MAX_FIGURES:])
+
+
+def _store(keys: tuple[str, ...], new: Callable[[Any], float | Figures]) -> None:
+    """Set every key to `new(its old value)` in timings.json (the newest keys last, at most MAX_TIMINGS),
+    written to a temporary file that replaces it; a write that fails is ignored."""
+    if not keys:
         return
     path = _timings_file()
     with _lock:
         known = _read_timings()
-        for k in keys:  # the newest last; at most MAX_TIMINGS keys kept
-            known.pop(k, None)
-            known[k] = round(value, 3)
+        for k in keys:
+            known[k] = new(known.pop(k, None))
         known = dict(list(known.items())[-MAX_TIMINGS:])
         tmp: Path | None = None
         try:

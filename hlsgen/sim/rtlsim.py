@@ -11,11 +11,13 @@ Builds are cached by content: $readmemh reads the weights and vectors at run tim
 SystemVerilog sources (the replay testbench included), the simulator, the kind of build and the
 waveform switch (cache: $HLSGEN_CACHE or ~/.cache/hlsgen/rtlsim). Each run goes to OUT/rtlsim/<sim>/
 (result.json, replay.txt/replay.log, sim.log, layer traces, waveforms). Builds and runs are shown by
-hlsgen.progress with their elapsed time; estimates come from the previous build of the same kind and
-the previous run's simulation speed (the simulators report frames only at the end, so a run shows
-its frames and the cycle model's cycles, not a per-frame count). Exit code 0 when every output
-of both runs is bit-exact, 1 otherwise; on a mismatch the first failing run is repeated with a
-waveform (OUT/rtlsim/<sim>-waves/) unless one was asked for already.
+hlsgen.progress with their elapsed time and an estimate: this design's previous build, else the
+builds of other designs scaled by the bytes of Verilog (hlsgen.progress.estimate_sized); a run's
+from this design's previous seconds per model cycle, else other designs' runs scaled by cycles (the
+simulators report frames only at the end, so a run shows its frames and the cycle model's cycles, not
+a per-frame count). Exit code 0 when every output of both runs is bit-exact, 1 otherwise; on a
+mismatch the first failing run is repeated with a waveform (OUT/rtlsim/<sim>-waves/) unless one was
+asked for already.
 """
 
 from __future__ import annotations
@@ -95,34 +97,51 @@ def _cycles_per_frame(out: Path) -> int | None:
 
 def _replay(out: Path, top: str, sim: str, build_dir: Path, run_dir: Path, frames: int | None, waves: bool) -> float:
     """The replay run, shown as a task: frames and the cycle model's cycles per frame (the simulator
-    reports only at the end), elapsed time, and the time left at the previous replay's wall-clock
-    seconds per model cycle (this design's, else any design's)."""
+    reports only at the end), elapsed time, and the time left (`_run_estimate`)."""
     n = frames or _stored_frames(out)
     per_frame = _cycles_per_frame(out)
-    keys = (f"rtlsim:{sim}:replay-s/cycle:{out.name}", f"rtlsim:{sim}:replay-s/cycle")
-    rate = progress.estimate(*keys)
+    cycles = n * per_frame if per_frame else None
+    keys = (f"rtlsim:{sim}:replay-s/cycle:{out.name}", f"rtlsim:{sim}:replay")
     what = f"{n} frame{'s' if n != 1 else ''}"
-    what += f" at {per_frame:,} cycles/frame (~{n * per_frame:,} cycles, cycle model)" if per_frame else ""
-    with progress.task("rtlsim", f"{sim} replay of {out.name}: {what}",
-                       estimate=n * per_frame * rate if per_frame and rate else None):
+    what += f" at {per_frame:,} cycles/frame (~{cycles:,} cycles, cycle model)" if cycles else ""
+    with progress.task("rtlsim", f"{sim} replay of {out.name}: {what}", estimate=_run_estimate(cycles, *keys)):
         seconds = replay.run_replay(out, top, sim, build_dir, run_dir, frames, waves)
-    if per_frame and not waves:  # a waveform dump slows the simulator down: not a figure for the next estimate
-        progress.remember(seconds / (n * per_frame), *keys)
+    if not waves:  # a waveform dump slows the simulator down: not a figure for the next estimate
+        _remember_run(seconds, cycles, *keys)
     return seconds
+
+
+def _run_estimate(cycles: int | None, own: str, kind: str) -> float | None:
+    """A simulation run's seconds for `cycles` model cycles: at this design's last seconds per cycle
+    (`own`: its frames vary from run to run), else from other designs' runs scaled by their cycles
+    (`kind`, hlsgen.progress.estimate_sized: their fixed start-up time is not taken per cycle)."""
+    if not cycles:
+        return None
+    rate = progress.estimate(own)
+    return rate * cycles if rate else progress.estimate_sized(cycles, kind)
+
+
+def _remember_run(seconds: float, cycles: int | None, own: str, kind: str) -> None:
+    """The figures `_run_estimate` reads (none without the cycle model's cycles)."""
+    if cycles:
+        progress.remember(seconds / cycles, own)
+        progress.remember_sized(seconds, cycles, kind)
 
 
 def _stall_run(out: Path, top: str, sim: str, build_dir: Path, frames: int, seed: int, waves: bool,
                run_dir: Path) -> tuple[dict[str, Any], float]:
-    """The cocotb random-stall run, shown as a task with the previous run's seconds per frame."""
-    keys = (f"rtlsim:{sim}:stall-s/frame:{out.name}", f"rtlsim:{sim}:stall-s/frame")
-    per_frame = progress.estimate(*keys)
+    """The cocotb random-stall run, shown as a task with an estimate by the cycle model's cycles
+    (`_run_estimate`; the stalls add cycles in proportion)."""
+    per_frame = _cycles_per_frame(out)
+    cycles = frames * per_frame if per_frame else None
+    keys = (f"rtlsim:{sim}:stall-s/cycle:{out.name}", f"rtlsim:{sim}:stall")
     what = f"{frames} frame{'s' if frames != 1 else ''}, seed {seed}"
     with progress.task("rtlsim", f"{sim} random-stall run of {out.name} (cocotb): {what}",
-                       estimate=per_frame * frames if per_frame else None):
+                       estimate=_run_estimate(cycles, *keys)):
         results, seconds, _ = simulate(out, top, sim, build_dir, frames, seed, waves, run_dir, STALL_TEST,
                                        fresh=False)
     if not waves and results.get("random_stalls", {}).get("passed"):
-        progress.remember(seconds / frames, *keys)
+        _remember_run(seconds, cycles, *keys)
     return results, seconds
 
 
@@ -204,8 +223,9 @@ def build(sources: list[Path], top: str, sim: str, waves: bool, kind: str = "coc
         shutil.rmtree(build_dir, ignore_errors=True)
         build_dir.mkdir(parents=True)
         start = time.monotonic()
+        size = verilog_bytes(sources)
         keys = (f"{sim}:{kind}{'-waves' if waves else ''}:{design}", f"{sim}:{kind}{'-waves' if waves else ''}")
-        with progress.task(sim, f"building the {what} of {design}", estimate=progress.estimate(*keys)):
+        with progress.task(sim, f"building the {what} of {design}", estimate=progress.estimate_sized(size, *keys)):
             if kind == "replay":
                 log.info("building %s replay testbench of %s in %s", sim, sources[-1].stem, build_dir)
                 replay.build_replay(sources, sim, waves, build_dir)
@@ -213,8 +233,17 @@ def build(sources: list[Path], top: str, sim: str, waves: bool, kind: str = "coc
                 _build_cocotb(sources, top, sim, waves, build_dir)
         stamp.write_text("ok\n")
         seconds = time.monotonic() - start
-        progress.remember(seconds, *keys)  # the estimate of the next build of this kind
+        progress.remember_sized(seconds, size, *keys)  # the estimate of the next build of this kind
         return build_dir, seconds, False
+
+
+def verilog_bytes(sources: list[Path]) -> int:
+    """The size a build's time is estimated by (hlsgen.progress.estimate_sized): the bytes of all its
+    Verilog, the shared hg_*.sv units and the testbench included. Verilator's build time has a large
+    fixed part, which these bytes share: measured on three examples (85, 109 and 128 KB), replay
+    testbenches built in 7.9, 8.8 and 12.8 s and one design's time scaled by this size gave another's
+    within 1.25x; scaled by the top module's bytes alone (13 to 53 KB) it was off by up to 2.5x."""
+    return sum(f.stat().st_size for f in sources)
 
 
 def _design_name(sources: list[Path]) -> str:

@@ -4,6 +4,7 @@ terminal, nothing with --quiet; build-time estimates; chunked calibration equals
 from __future__ import annotations
 
 import io
+import json
 import re
 import subprocess
 import sys
@@ -287,3 +288,87 @@ def test_builds_and_replay_runs_carry_estimates_from_the_last_one(tmp_path: Path
                         r"done in \d+\.\d s \(estimate 32\.0 s\)", lines[1])
     assert progress.estimate("rtlsim:verilator:replay-s/cycle:mlp_yaml") == 4.0  # the last run: 64 s, 2 x 8 cycles
     assert progress.estimate("verilator:replay:mlp_yaml") is not None
+
+
+def test_sized_estimates_scale_to_the_design() -> None:
+    """A build of size S that took T seconds: an unseen design of size S/10 is estimated at T/10 (the
+    plain fallback gave T, another design's figure), a known design at its own figure, sizes between
+    two known ones on the line through them, sizes beyond in proportion to the nearest."""
+    keys = ("verilator:replay:big", "verilator:replay")
+    assert progress.estimate_sized(1000, *keys) is None
+    progress.remember_sized(30.0, 100_000, *keys)
+    assert progress.estimate_sized(10_000, "verilator:replay:small", "verilator:replay") == pytest.approx(3.0)
+    assert progress.estimate_sized(100_000, *keys) == 30.0
+    progress.remember_sized(8.0, 10_000, "verilator:replay:small", "verilator:replay")
+    assert progress.estimate_sized(100_000, *keys) == 30.0  # its own figure, not the last design's
+    assert progress.estimate_sized(10_000, "verilator:replay:small", "verilator:replay") == 8.0
+    new = ("verilator:replay:new", "verilator:replay")
+    assert progress.estimate_sized(55_000, *new) == pytest.approx(19.0)  # 8 s + 22 s x 45/90: a fixed part
+    assert progress.estimate_sized(200_000, *new) == pytest.approx(60.0)
+    assert progress.estimate_sized(5_000, *new) == pytest.approx(4.0)
+    assert progress.estimate_sized(1_000_001, *new) is None  # beyond ten times the largest figure's size
+    assert progress.estimate_sized(999, *new) is None  # or a tenth of the smallest's
+    assert progress.estimate("verilator:replay:small") == 8.0  # the plain reading: the newest seconds
+    assert progress.estimate_sized(0, *new) is None
+
+
+def test_sized_figures_are_bounded_and_robust(tmp_path: Path) -> None:
+    timings = tmp_path / "cache" / progress.TIMINGS
+    progress.remember(12.0, "g++:csim:2")  # a plain figure (an older hlsgen's) is no sized one
+    assert progress.estimate_sized(1000, "g++:csim:2") is None
+    for i in range(1, 12):
+        progress.remember_sized(float(i), 1000 * i, "g++:csim:2")
+    progress.remember_sized(5.5, 5000, "g++:csim:2")  # a size again: replaced, newest last
+    figures = json.loads(timings.read_text())["g++:csim:2"]
+    assert len(figures) == progress.MAX_FIGURES and figures[-1] == [5000, 5.5]
+    assert [f[0] for f in figures].count(5000) == 1
+    progress.remember_sized(1e-6, 10**6, "rtlsim:verilator:replay")  # a small figure is not rounded away
+    assert progress.estimate_sized(10**6, "rtlsim:verilator:replay") == 1e-6
+    progress.remember_sized(0.0, 10, "zero")
+    progress.remember_sized(1.0, 0, "zero")
+    assert progress.estimate_sized(10, "zero") is None
+    timings.write_text(json.dumps({"a": [[1, 2], "x", [0, 3], [4, -1], [True, 2]], "b": [], "c": {"x": 1}}))
+    assert progress.estimate_sized(2, "b", "c", "a") == 4.0  # only the valid figure [1, 2]
+
+
+def test_builds_and_runs_estimate_unseen_designs_by_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """The call sites: a Verilator build and a C-sim build of a design never built are estimated from a
+    ten times larger design's build at a tenth of its time, a random-stall run from another design's
+    seconds per model cycle. The tools (Verilator, g++, cocotb) are stood in for."""
+    from hlsgen.api import compile_model
+    from hlsgen.output import write_compilation
+    from hlsgen.sim import csim_build, replay, rtlsim
+
+    out, _ = write_compilation(compile_model(MLP), tmp_path / "mlp_yaml", [MLP])
+    _, sources = rtlsim.design(out)
+    src = replay.replay_sources(out, sources)
+    size, cpp = rtlsim.verilog_bytes(src), csim_build.compiled_bytes(out / "hls")
+    assert size > sum(f.stat().st_size for f in sources) and 10_000 < cpp < size
+    progress.remember_sized(300.0, 10 * size, "verilator:replay:big", "verilator:replay")
+    progress.remember_sized(50.0, 10 * cpp, "g++:csim:2:big", "g++:csim:2")
+    progress.remember_sized(4.0, 2_000, "rtlsim:verilator:stall")  # 2 ms per cycle, a larger design's
+    monkeypatch.setattr(replay, "build_replay", lambda *args: None)
+    cxx = tmp_path / "cxx"
+    cxx.write_text("#!/bin/sh\necho 12.2.0\n")  # `-dumpfullversion`: nothing else is run
+    cxx.chmod(0o755)
+    monkeypatch.setattr(csim_build, "compiler", lambda: str(cxx))
+    monkeypatch.setattr(csim_build, "header_dir", lambda: tmp_path)
+    monkeypatch.setattr(csim_build, "precompiled", lambda *args: [])
+    monkeypatch.setattr(csim_build.Builder, "_run_parallel", lambda self, jobs: None)
+
+    def simulate(*args: object, **kwargs: object) -> tuple[dict[str, object], float, Path]:
+        return {"random_stalls": {"passed": True}}, 0.5, tmp_path
+
+    monkeypatch.setattr(rtlsim, "simulate", simulate)
+    capsys.readouterr()
+    with progress.using("plain"):
+        rtlsim.build(src, replay.REPLAY_TOP, "verilator", False, kind="replay")
+        csim_build.Builder(out / "hls", log=lambda line: None).build()
+        rtlsim._stall_run(out, "hlsgen_top", "verilator", tmp_path, 100, 1, False, tmp_path)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].endswith("(estimate 30.0 s)"), lines  # not 300 s
+    assert lines[1].endswith("(estimate 5.0 s)"), lines  # not 50 s
+    assert lines[2].endswith("(estimate 1.6 s)"), lines  # 100 frames x 8 cycles at 2 ms
+    assert progress.estimate_sized(size, "verilator:replay:mlp_yaml") is not None  # its own figure now
+    assert progress.estimate("rtlsim:verilator:stall-s/cycle:mlp_yaml") == pytest.approx(0.5 / 800)
