@@ -31,7 +31,7 @@ import model_zoo  # noqa: E402
 from ort_agreement import layer_agreement  # noqa: E402
 
 from hlsgen import compile_model  # noqa: E402
-from hlsgen.config import config_from_dict  # noqa: E402
+from hlsgen.config.compile import config_from_dict  # noqa: E402
 from hlsgen.errors import HlsgenError  # noqa: E402
 from hlsgen.frontend import from_onnx_model  # noqa: E402
 

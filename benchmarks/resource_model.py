@@ -32,14 +32,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
 from hlsgen import compile_model  # noqa: E402
-from hlsgen.api import Compilation  # noqa: E402
-from hlsgen.config import config_from_dict  # noqa: E402
-from hlsgen.config_hw import Parallelism  # noqa: E402
+from hlsgen.config.compile import config_from_dict  # noqa: E402
+from hlsgen.config.hw import Parallelism  # noqa: E402
 from hlsgen.hw.dataflow import build_dataflow  # noqa: E402
 from hlsgen.hw.model import Dataflow  # noqa: E402
 from hlsgen.hw.resources import LUT_COEF, features, layer_resources, structural_part  # noqa: E402
-from hlsgen.hw.synth import synthesize  # noqa: E402
-from hlsgen.output import write_compilation  # noqa: E402
+from hlsgen.pipeline import Compilation  # noqa: E402
+from hlsgen.report.output import write_compilation  # noqa: E402
+from hlsgen.tools.synth import synthesize  # noqa: E402
 
 TOLERANCE = {"dsp": (0.15, 1.0), "bram36": (0.15, 0.5), "lut": (0.25, 50.0), "ff": (0.25, 50.0)}
 SYNTH_KEY = {"dsp": "dsp", "lut": "lut", "ff": "ff", "bram36": "bram36_eq"}

@@ -26,8 +26,8 @@ def main() -> None:
     if not (EXAMPLE / "model.onnx").exists():
         subprocess.run([sys.executable, str(EXAMPLE / "make_model.py")], check=True)
     from hlsgen.cli import main as hlsgen
-    from hlsgen.sim.rtlsim import build, design, simulate
-    from hlsgen.sim.tools import simulator_env
+    from hlsgen.tools.environment import simulator_env
+    from hlsgen.tools.rtlsim import build, design, simulate
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "resnet_cifar"

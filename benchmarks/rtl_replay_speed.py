@@ -55,8 +55,8 @@ def _timed(run: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], float, fl
 
 
 def measure(out: Path, frames: int, cocotb_run: bool = True) -> dict[str, dict[str, Any]]:
-    from hlsgen.sim import replay, rtlsim
-    from hlsgen.sim.tools import simulator_env
+    from hlsgen.tools import replay, rtlsim
+    from hlsgen.tools.environment import simulator_env
 
     top, sources = rtlsim.design(out)
     simulator_env("verilator")

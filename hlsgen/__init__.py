@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from hlsgen.errors import HlsgenError, UnsupportedModelError
 
 if TYPE_CHECKING:
-    from hlsgen.api import (
+    from hlsgen.pipeline import (
         Compilation,
         compile_model,
         float_reference,
@@ -45,7 +45,6 @@ _FROM_API = {"Compilation", "compile_model", "float_reference", "float_stage", "
 
 def __getattr__(name: str) -> Any:
     if name in _FROM_API:
-        from hlsgen import api
-
+        from hlsgen import pipeline as api
         return getattr(api, name)
     raise AttributeError(f"module 'hlsgen' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """Command line: `hlsgen compile | run | inspect | compare | export-qdq | csim | rtlsim | synth | regress |
-cache`. Argument parsing only; the work is in hlsgen.api (and hlsgen.compare, hlsgen.export_qdq).
+cache`. Argument parsing only; the work is in hlsgen.pipeline (and hlsgen.interop.compare, hlsgen.interop.export_qdq).
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file/node/key; `--debug` shows the
 traceback), 1 a simulation that ran and found a mismatch (csim/rtlsim), a layer beyond 1 LSB of
@@ -83,7 +83,7 @@ def _quiet_after(p: argparse.ArgumentParser) -> None:
 
 
 def _regress_args(sub: Any) -> None:
-    """`hlsgen regress` and `hlsgen cache` (hlsgen.regress, hlsgen.cache)."""
+    """`hlsgen regress` and `hlsgen cache` (hlsgen.tools.regress, hlsgen.support.cache)."""
     rg = sub.add_parser("regress", help="compile + golden + csim + rtlsim over many models in parallel; table, JUnit")
     rg.add_argument("models", nargs="+", type=Path, metavar="MODEL_OR_DIR",
                     help="model files, model folders (model.onnx|yaml, calib.npy, config.yaml) or folders of them")
@@ -111,8 +111,8 @@ def _model_args(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from hlsgen import progress
-    from hlsgen.outdir import Interrupted, terminate_as_interrupt
+    from hlsgen.support import progress
+    from hlsgen.support.outdir import Interrupted, terminate_as_interrupt
 
     args = build_parser().parse_args(argv)
     try:
@@ -148,9 +148,9 @@ def one_line(message: str) -> str:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from hlsgen.api import compile_model
-    from hlsgen.identifiers import shown
-    from hlsgen.output import write_compilation
+    from hlsgen.pipeline import compile_model
+    from hlsgen.report.output import write_compilation
+    from hlsgen.support.identifiers import shown
 
     c = compile_model(args.model, args.config, args.calib)
     _print_warnings(c.graph)
@@ -169,7 +169,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
             print(f"trade-off: report.md lists {len(rows) - 1} slower, cheaper design(s) that hw.target_fps asks for "
                   f"(down to DSP {rows[-1]['dsp']:,.0f}, LUT {rows[-1]['lut']:,.0f}, BRAM36 {rows[-1]['bram36']:,.1f})")
         if report["hardware"]["capped"]:
-            from hlsgen.report import capped_line
+            from hlsgen.report.summary import capped_line
 
             print(f"warning: {capped_line(report['hardware']['capped'])}", file=sys.stderr)
     return 0
@@ -194,10 +194,10 @@ def _folding_line(hw: dict[str, Any]) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from hlsgen.api import compile_model, hardware_outputs, run_golden
     from hlsgen.data import load_array
-    from hlsgen.outfile import check_writable_target
-    from hlsgen.output import ARRAY_SUFFIXES, save_arrays
+    from hlsgen.pipeline import compile_model, hardware_outputs, run_golden
+    from hlsgen.report.output import ARRAY_SUFFIXES, save_arrays
+    from hlsgen.support.outfile import check_writable_target
 
     inputs = _inputs(args, args.input)
     check_writable_target(args.output, inputs, ARRAY_SUFFIXES)  # before the compile: fail fast
@@ -219,8 +219,8 @@ def _inputs(args: argparse.Namespace, *more: Path | None) -> list[Path]:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from hlsgen.api import float_stage
-    from hlsgen.inspect import describe
+    from hlsgen.pipeline import float_stage
+    from hlsgen.report.describe import describe
 
     source, fused, _, _ = float_stage(args.model, args.config)
     print(describe(source, fused))
@@ -228,8 +228,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from hlsgen.compare import JSON_SUFFIXES, compare_model, render_table, write_json
-    from hlsgen.outfile import check_writable_target
+    from hlsgen.interop.compare import JSON_SUFFIXES, compare_model, render_table, write_json
+    from hlsgen.support.outfile import check_writable_target
 
     inputs = _inputs(args, args.input)
     if args.json is not None:
@@ -242,9 +242,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_export_qdq(args: argparse.Namespace) -> int:
-    from hlsgen.api import compile_model
-    from hlsgen.export_qdq import ONNX_SUFFIXES, write_qdq
-    from hlsgen.outfile import check_writable_target
+    from hlsgen.interop.export_qdq import ONNX_SUFFIXES, write_qdq
+    from hlsgen.pipeline import compile_model
+    from hlsgen.support.outfile import check_writable_target
 
     inputs = _inputs(args)
     check_writable_target(args.out, inputs, ONNX_SUFFIXES)  # before the compile: fail fast
@@ -255,12 +255,21 @@ def cmd_export_qdq(args: argparse.Namespace) -> int:
 
 
 def cmd_csim(args: argparse.Namespace) -> int:
-    from hlsgen import progress
-    from hlsgen.sim.csim import run_csim
+    from hlsgen.support import progress
+    from hlsgen.tools.csim import run_csim
 
     # the g++ build shows its own spinner; this row covers the run (plain mode: csim prints its verdict)
     with progress.task("csim", f"C simulation of {args.out}{_frames_of(args.out)}", plain=False):
-        return run_csim(args.out, layers=args.layers)
+        code = run_csim(args.out, layers=args.layers)
+    _refresh_report(args.out)
+    return code
+
+
+def _refresh_report(out: Path) -> None:
+    """The runners write their results into OUT (csim/, rtlsim/, synth/); report.html shows them."""
+    from hlsgen.report.html import refresh_or_warn
+
+    refresh_or_warn(out)
 
 
 def _frames_of(out: Path) -> str:
@@ -275,17 +284,20 @@ def _frames_of(out: Path) -> str:
 
 
 def cmd_rtlsim(args: argparse.Namespace) -> int:
-    from hlsgen.sim.rtlsim import run_rtlsim
+    from hlsgen.tools.rtlsim import run_rtlsim
 
-    return run_rtlsim(args.out, sim=args.sim, frames=args.frames, waves=args.waves, seed=args.seed,
+    code = run_rtlsim(args.out, sim=args.sim, frames=args.frames, waves=args.waves, seed=args.seed,
                       stall_frames=args.stall_frames)
+    _refresh_report(args.out)
+    return code
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from hlsgen.hw.synth import synthesize
-    from hlsgen.hw.synth_report import render_table
+    from hlsgen.tools.synth import synthesize
+    from hlsgen.tools.synth_report import render_table
 
     result = synthesize(args.out, part=args.part, jobs=args.jobs, yosys=args.yosys, use_cache=not args.no_cache)
+    _refresh_report(args.out)
     print(render_table(result))
     print(f"wrote {Path(args.out) / 'synth'}: utilization.json, utilization.md, logs/")
     return 1 if result["failed"] else 0
@@ -294,9 +306,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
 def cmd_regress(args: argparse.Namespace) -> int:
     import time
 
-    from hlsgen import progress
-    from hlsgen import regress as rg
-    from hlsgen.outfile import check_writable_target
+    from hlsgen.support import progress
+    from hlsgen.support.outfile import check_writable_target
+    from hlsgen.tools import regress as rg
 
     steps = rg.parse_steps(args.steps)
     if args.frames is not None and args.frames < 1:
@@ -332,8 +344,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from hlsgen import cache
-
+    from hlsgen.support import cache
     if args.cache_command == "info":
         print(cache.render_info(cache.info()))
         return 0

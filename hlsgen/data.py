@@ -1,7 +1,7 @@
 """Reading user arrays (calibration data, inputs, YAML weights) and shaping them into batches.
 
 Array files are untrusted (docs/trust.md): a .npy header and an .npz member's declared size are
-checked against hlsgen.limits before a byte of data is read, object (pickled) and complex arrays are
+checked against hlsgen.config.limits before a byte of data is read, object (pickled) and complex arrays are
 refused, and every failure is a one-line `HlsgenError` naming the file (and the .npz member).
 """
 
@@ -15,9 +15,9 @@ from typing import IO
 
 import numpy as np
 
+from hlsgen.config.limits import DEFAULT_LIMITS, Limits, beyond, elements
 from hlsgen.errors import HlsgenError
 from hlsgen.ir import Graph
-from hlsgen.limits import DEFAULT_LIMITS, Limits, beyond, elements
 
 ZIP_MAGIC = b"PK\x03\x04"
 

@@ -11,7 +11,7 @@
 * The examples' generated files: with workers, the controlling process runs every make_model.py once
   before the workers start (tests/example_models.py), so no worker rewrites a file another reads.
 * Caches: every worker shares the build caches under $HLSGEN_CACHE / $XDG_CACHE_HOME/hlsgen; their
-  entries appear by atomic rename or under a per-entry flock (hlsgen/cache.py), and each test writes its
+  entries appear by atomic rename or under a per-entry flock (hlsgen/support/cache.py), and each test writes its
   projects under its own tmp_path (per worker: pytest-of-USER/pytest-N/popen-gwK/).
 """
 

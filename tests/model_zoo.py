@@ -291,7 +291,7 @@ def run_ort(model: onnx.ModelProto, x: np.ndarray | dict[str, np.ndarray],
     import onnxruntime as ort
 
     if all_intermediates:
-        from hlsgen.compare_ort import expose_all
+        from hlsgen.interop.ort import expose_all
 
         model = expose_all(model)
     opts = ort.SessionOptions()

@@ -1,4 +1,4 @@
-"""Golden model vs onnxruntime per rounding point, for the tests: hlsgen.compare's functions, what
+"""Golden model vs onnxruntime per rounding point, for the tests: hlsgen.interop.compare's functions, what
 `hlsgen compare` runs (see that module's docstring for what is compared and the 1 LSB bound).
 
 `agreement_from(c, ort, x)` gives the rows from onnxruntime's integer tensors `ort` of batch `x`;
@@ -9,7 +9,7 @@ by step 2's gain s_t/s_y, so it can exceed 1.
 
 from __future__ import annotations
 
-from hlsgen.compare import COMPARED_OPS, LayerAgreement, layer_agreement, ort_integers, step_differences
-from hlsgen.compare import agreement_rows as agreement_from
+from hlsgen.interop.compare import COMPARED_OPS, LayerAgreement, layer_agreement, ort_integers, step_differences
+from hlsgen.interop.compare import agreement_rows as agreement_from
 
 __all__ = ["COMPARED_OPS", "LayerAgreement", "agreement_from", "layer_agreement", "ort_integers", "step_differences"]

@@ -18,7 +18,7 @@ from hlsgen.backends.hls import write_hls
 from hlsgen.backends.testbench import write_testbench
 from hlsgen.backends.vectors import write_vectors
 from hlsgen.backends.verilog import write_rtl
-from hlsgen.config_hw import HwConfig
+from hlsgen.config.hw import HwConfig
 from hlsgen.hw.model import Dataflow
 
 

@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 
 from hlsgen.backends.hls_layers import LayerCode, layer_code, window_schedule
-from hlsgen.backends.names import Namer
 from hlsgen.backends.render import TEMPLATES, TESTBENCH, copy_tree, render
-from hlsgen.config_hw import HwConfig
+from hlsgen.config.hw import HwConfig
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.fifo import FIFO_MARGIN
 from hlsgen.hw.model import Dataflow, Layer, Stream
+from hlsgen.support.names import Namer
 
 GENERATED = {"src/top.cpp": "top.cpp.j2", "src/top.h": "top.h.j2", "src/params.h": "params.h.j2",
              "src/weights.h": "weights.h.j2", "tb/tb_glue.h": "tb_glue.h.j2", "hls_config.cfg": "hls_config.cfg.j2",
@@ -209,7 +209,7 @@ def rate_depths(df: Dataflow, codes: list[LayerCode]) -> dict[tuple[str, str], i
     not help), so the FIFO in front of the generator gets ceil(tail x pixels / period) beats more;
     the network input is not a layer and simply waits. A residual join's skip FIFO likewise gets the
     skip beats of the next frame that arrive during the join's generator tail. The timed model
-    (hlsgen.sim.hls_timing) checks the result against the cycle model."""
+    (hlsgen.tools.hls_timing) checks the result against the cycle model."""
     depths = dict(df.fifo_depth)
     period = df.cycles_per_frame
     producers = {lay.output: lay for lay in df.layers}

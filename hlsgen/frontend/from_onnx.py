@@ -25,6 +25,7 @@ from typing import Any
 
 import onnx
 
+from hlsgen.config.limits import DEFAULT_LIMITS, Limits, beyond, elements
 from hlsgen.errors import HlsgenError
 from hlsgen.frontend.onnx_context import OnnxContext
 from hlsgen.frontend.onnx_graph import Problems, add_constant, node_names, passthrough, tensor_to_numpy
@@ -40,7 +41,6 @@ from hlsgen.frontend.onnx_rewrite import (
     upgrade_opset,
 )
 from hlsgen.ir.graph import Edit, Graph, Tensor
-from hlsgen.limits import DEFAULT_LIMITS, Limits, beyond, elements
 
 __all__ = ["MAX_OPSET", "MIN_OPSET", "from_onnx_model", "load_onnx", "model_name", "tensor_to_numpy"]
 

@@ -17,13 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from hlsgen.config import parse_quant
-from hlsgen.errors import HlsgenError
-from hlsgen.frontend.yaml_layers import OPS, Builder, Layer, weight_suffixes
-from hlsgen.frontend.yaml_weights import RANDOM, Weights
-from hlsgen.ir.graph import Graph, Tensor
-from hlsgen.limits import DEFAULT_LIMITS, Limits, beyond, elements
-from hlsgen.schema import (
+from hlsgen.config.compile import parse_quant
+from hlsgen.config.limits import DEFAULT_LIMITS, Limits, beyond, elements
+from hlsgen.config.schema import (
     Where,
     as_mapping,
     check_int,
@@ -35,6 +31,10 @@ from hlsgen.schema import (
     read_yaml_mapping,
     suggest,
 )
+from hlsgen.errors import HlsgenError
+from hlsgen.frontend.yaml_layers import OPS, Builder, Layer, weight_suffixes
+from hlsgen.frontend.yaml_weights import RANDOM, Weights
+from hlsgen.ir.graph import Graph, Tensor
 
 TOP_KEYS = ("name", "description", "input", "seed", "weights", "calibration", "quant", "layers")
 LAYER_KEYS = ("name", "op", "inputs")

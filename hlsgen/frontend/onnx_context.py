@@ -17,11 +17,11 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from hlsgen.config.limits import Limits, beyond, elements
 from hlsgen.frontend.onnx_ops_common import Poisoned, Unsupported
 from hlsgen.frontend.onnx_ops_layout import SHAPE_FOLDS
 from hlsgen.ir.graph import Node, Tensor
 from hlsgen.ir.types import QType
-from hlsgen.limits import Limits, beyond, elements
 
 ArrayFn = Callable[[np.ndarray], np.ndarray]
 AxisFn = Callable[[int | None], int | None]

@@ -17,8 +17,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+from hlsgen.config.limits import Limits, beyond, elements
 from hlsgen.errors import HlsgenError
-from hlsgen.limits import Limits, beyond, elements
 
 _PACKED_4BIT = {getattr(TensorProto, n) for n in ("INT4", "UINT4", "FLOAT4E2M1") if hasattr(TensorProto, n)}
 _COMPLEX = {TensorProto.COMPLEX64, TensorProto.COMPLEX128}

@@ -23,8 +23,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from hlsgen.config.limits import DEFAULT_LIMITS, Limits, beyond, elements
 from hlsgen.errors import HlsgenError
-from hlsgen.limits import DEFAULT_LIMITS, Limits, beyond, elements
 
 OLDEST_OPSET = 6  # older files are refused
 UPGRADE_OPSET = 13  # what files older than the translators' minimum are converted to

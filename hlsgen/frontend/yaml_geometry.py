@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hlsgen.schema import Where, check_int
+from hlsgen.config.schema import Where, check_int
 
 _MISSING: Any = object()
 

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from hlsgen.config.limits import DEFAULT_LIMITS, Limits, beyond, elements
+from hlsgen.config.schema import Where, get_bool, get_enum, get_float, get_int
 from hlsgen.frontend.yaml_geometry import out_size, padding, pair
 from hlsgen.frontend.yaml_weights import BN_INITS, LayerWeights, he_normal, zeros
 from hlsgen.ir.graph import Node, Tensor
-from hlsgen.limits import DEFAULT_LIMITS, Limits, beyond, elements
-from hlsgen.schema import Where, get_bool, get_enum, get_float, get_int
 
 ACTIVATIONS = ("none", "relu", "relu6", "leaky_relu")
 BN_SUFFIXES = ("bn.gamma", "bn.beta", "bn.mean", "bn.var")

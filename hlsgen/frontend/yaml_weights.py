@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from hlsgen.config.limits import DEFAULT_LIMITS, Limits, beyond, elements
+from hlsgen.config.schema import Where, check_keys, suggest
 from hlsgen.data import open_arrays
 from hlsgen.errors import HlsgenError
 from hlsgen.ir.graph import Note
-from hlsgen.limits import DEFAULT_LIMITS, Limits, beyond, elements
-from hlsgen.schema import Where, check_keys, suggest
 
 Init = Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
 

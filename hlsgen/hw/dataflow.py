@@ -21,17 +21,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from hlsgen.backends.names import Namer
-from hlsgen.config_hw import HwConfig
+from hlsgen.config.hw import HwConfig
+from hlsgen.devices.parts import family_of
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.fifo import fifo_depths, output_depth
 from hlsgen.hw.fold import Choice, Folding, choose_folding
 from hlsgen.hw.lower import lower_node
 from hlsgen.hw.model import Dataflow, Layer, Stream, canonical_order
-from hlsgen.hw.parts import family_of
 from hlsgen.hw.resources import glue_resources, layer_resources
 from hlsgen.ir import Graph, Node
 from hlsgen.passes.check_supported import host_tail_nodes
+from hlsgen.support.names import Namer
 
 LAYOUT_OPS = ("Reshape", "Transpose")
 

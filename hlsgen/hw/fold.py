@@ -25,9 +25,9 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from hlsgen.config_hw import HwConfig
+from hlsgen.config.hw import HwConfig
+from hlsgen.devices.parts import find_part
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.parts import find_part
 from hlsgen.hw.resources import DESIGN_LUT_FACTOR, Resources
 
 TRADEOFF_STEPS = 9  # rows of the trade-off table, at most one more (the slowest folding)

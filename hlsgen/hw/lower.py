@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from hlsgen.backends.names import Namer
-from hlsgen.config_hw import HwConfig
+from hlsgen.config.hw import HwConfig
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.model import Layer, Stream, canonical_order
 from hlsgen.ir import Graph, Node
+from hlsgen.support.names import Namer
 
 REQUANT_KEYS = ("zp", "lo", "hi", "rounding")
 MID_KEYS = ("mid_zp", "mid_lo", "mid_hi")  # step 1 of a two-step epilogue (absent: None)

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from hlsgen.identifiers import shown
 from hlsgen.ir.graph import Graph, Tensor
+from hlsgen.support.identifiers import shown
 
 UNPRINTED_META = ("calibration", "file_ops")  # a YAML model's synthetic set; the ONNX file's op counts (inspect)
 

@@ -1,7 +1,7 @@
 """The compiler pipeline, as a literal list of passes (each a pure Graph -> Graph function).
 
 FLOAT_PASSES rewrite the float graph (fusions, folding); QUANT_PASSES make it integer. The driver
-(hlsgen.api) verifies the graph and writes its canonical text form after every pass.
+(hlsgen.pipeline) verifies the graph and writes its canonical text form after every pass.
 """
 
 from __future__ import annotations

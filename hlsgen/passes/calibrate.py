@@ -14,7 +14,7 @@ Math:    range [lo, hi] = min/max over the batch (or the (100-p)/p percentiles),
          calibration data.
          A graph input with no quantizer takes `quant.input` when the config gives one.
 Progress: the float model runs in chunks of CHUNK inputs (the same ranges whatever the display);
-         from PROGRESS_MIN inputs on they are shown by hlsgen.progress (count, elapsed, time left).
+         from PROGRESS_MIN inputs on they are shown by hlsgen.support.progress (count, elapsed, time left).
 Refuses when: a tensor needs calibration and no data was given (error listing the tensors; when
          the input is among them, it also offers `quant.input`).
 """
@@ -26,12 +26,12 @@ from dataclasses import replace
 
 import numpy as np
 
-from hlsgen import progress
 from hlsgen.errors import HlsgenError
 from hlsgen.ir import Graph, IntType, QType
 from hlsgen.numerics import activation_qtype
 from hlsgen.passes.check_supported import host_head, host_tail
 from hlsgen.passes.context import PassContext
+from hlsgen.support import progress
 
 PASSTHROUGH_OPS = ("MaxPool", "Reshape", "Transpose")
 PROGRESS_MIN = 256  # calibration inputs from which the run is chunked and its progress shown
@@ -107,7 +107,7 @@ def _activations(graph: Graph, needed: list[str], data: np.ndarray) -> dict[str,
     inputs: BLAS may sum a product in another order for another batch size (OpenBLAS's small-matrix
     kernels), so one fixed chunking makes the ranges independent of whether progress is shown; the
     intermediate tensors of one chunk at a time also bound the memory. From PROGRESS_MIN inputs on,
-    the chunks are shown by hlsgen.progress."""
+    the chunks are shown by hlsgen.support.progress."""
     from hlsgen.golden import run_graph
 
     n = len(data)

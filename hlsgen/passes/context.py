@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hlsgen.config import Config
+from hlsgen.config.compile import Config
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from fuzz_nets import Net, write_net
 
-from hlsgen.api import Compilation, compile_model
-from hlsgen.config import config_from_dict
+from hlsgen.config.compile import config_from_dict
 from hlsgen.errors import HlsgenError
-from hlsgen.output import write_compilation
+from hlsgen.pipeline import Compilation, compile_model
+from hlsgen.report.output import write_compilation
 
 
 def compile_net(folder: Path, net: Net, rtl: bool = True, reject_refused: bool = False) -> Path:
@@ -58,7 +58,7 @@ def compile_net_full(folder: Path, net: Net, rtl: bool = True, reject_refused: b
 
 
 def check_csim(out: Path) -> None:
-    from hlsgen.sim.csim import csim
+    from hlsgen.tools.csim import csim
 
     r = csim(out, layers=True)
     assert r.passed and r.divergence is None, f"C-sim differs from golden: {r.divergence}\n{r.output[-2000:]}"
@@ -78,8 +78,8 @@ needs_fast_rtl = pytest.mark.skipif(
 
 def run_replay(out: Path, sim: str | None = None) -> dict[str, Any]:
     """Only the SV replay run of `hlsgen rtlsim` (no cocotb): its result entry."""
-    from hlsgen.sim import replay, rtlsim
-    from hlsgen.sim.tools import simulator_env
+    from hlsgen.tools import replay, rtlsim
+    from hlsgen.tools.environment import simulator_env
 
     sim = sim or rtl_simulator()
     top, sources = rtlsim.design(out)

@@ -302,8 +302,8 @@ CLIP_ABOVE_THE_TYPE = (Path(__file__).parent / "regressions" / "clip_above_the_t
 @pytest.mark.fuzz
 @needs_fast_rtl
 def test_regression_clip_bounds_beyond_the_output_type_give_the_top_code(tmp_path: Path) -> None:
-    from hlsgen.api import as_batch, intermediates
     from hlsgen.golden.execute import run_graph
+    from hlsgen.pipeline import as_batch, intermediates
 
     out, c = compile_net_full(tmp_path / "net", _net(CLIP_ABOVE_THE_TYPE))
     x = c.sample[:4]

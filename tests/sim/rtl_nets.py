@@ -82,7 +82,7 @@ def compile_to(folder: Path, model: onnx.ModelProto, quant: dict[str, Any] | Non
 def build_log(out: Path, sim: str = "verilator") -> Path:
     """The build log of the cached simulation model of OUT/rtl/."""
     from hlsgen.backends.verilog import rtl_files
-    from hlsgen.sim.rtlsim import build_key, cache_root
+    from hlsgen.tools.rtlsim import build_key, cache_root
 
     files = rtl_files(out / "rtl")
     return cache_root() / build_key(files, files[-1].stem, sim, False) / "build.log"
@@ -95,7 +95,7 @@ def results(out: Path, sim: str = "verilator") -> dict[str, Any]:
 def verilator_lint(rtl: Path):  # -> subprocess.CompletedProcess[str]
     """`verilator --lint-only -Wall` over a written OUT/rtl (files.f order, top last)."""
     from hlsgen.backends.verilog import rtl_files
-    from hlsgen.sim.tools import run_logged, simulator_env
+    from hlsgen.tools.environment import run_logged, simulator_env
 
     simulator_env("verilator")
     files = rtl_files(rtl)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from test_csim_ops import OPS_NET, build
 
-from hlsgen.sim.csim import csim
+from hlsgen.tools.csim import csim
 
 FOLDS = {"hw": {"layers": {"sum": {"pe": 5}, "sum2": {"pe": 12}, "res.leaky_relu": {"pe": 3}, "ap": {"pe": 5}}},
          "quant": {"calibration": "percentile", "percentile": 99.0}}

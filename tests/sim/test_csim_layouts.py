@@ -18,8 +18,8 @@ from onnx_builders import init, model, node, vi
 from hlsgen import compile_model
 from hlsgen.frontend.from_onnx import from_onnx_model
 from hlsgen.hw.dataflow import build_dataflow
-from hlsgen.output import write_compilation
-from hlsgen.sim.csim import csim
+from hlsgen.report.output import write_compilation
+from hlsgen.tools.csim import csim
 
 RNG = np.random.default_rng(11)
 

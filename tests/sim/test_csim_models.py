@@ -15,11 +15,11 @@ import model_zoo as zoo
 import onnx
 import pytest
 
-from hlsgen.api import compile_model
 from hlsgen.backends.hls_lint import lint_hls
 from hlsgen.cli import main
-from hlsgen.output import write_compilation
-from hlsgen.sim.csim import csim
+from hlsgen.pipeline import compile_model
+from hlsgen.report.output import write_compilation
+from hlsgen.tools.csim import csim
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = {
@@ -80,7 +80,7 @@ def test_example_csim_from_the_command_line(name: str, examples: Path, tmp_path:
 def test_resnet_cifar_parallel_every_layer(examples: Path, tmp_path: Path) -> None:
     """The ResNet example at full parallelism (PE = SIMD = 8 where the channels allow), 8 frames,
     every layer compared."""
-    from hlsgen.config import config_from_dict, load_config
+    from hlsgen.config.compile import config_from_dict, load_config
 
     folder = examples / "resnet_cifar"
     base = load_config(folder / "config.yaml")

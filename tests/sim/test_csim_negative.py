@@ -16,7 +16,7 @@ import pytest
 from test_csim_ops import CONFIGS, OPS_NET, build, tie_model
 
 from hlsgen.hw.model import Dataflow
-from hlsgen.sim.csim import csim
+from hlsgen.tools.csim import csim
 
 
 @pytest.fixture(scope="module")

@@ -24,15 +24,15 @@ import numpy as np
 import onnx
 import pytest
 
-from hlsgen.api import Compilation, compile_model
 from hlsgen.backends.hls_lint import lint_hls
 from hlsgen.backends.vectors import read_hex, unpack_beats
-from hlsgen.config import config_from_dict
+from hlsgen.config.compile import config_from_dict
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.hw.model import Dataflow
-from hlsgen.output import write_compilation
-from hlsgen.sim.csim import CsimResult, csim
-from hlsgen.sim.csim_build import BASE_FLAGS, compiler, header_dir
+from hlsgen.pipeline import Compilation, compile_model
+from hlsgen.report.output import write_compilation
+from hlsgen.tools.csim import CsimResult, csim
+from hlsgen.tools.csim_build import BASE_FLAGS, compiler, header_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from onnx_builders import init, model, node, vi  # noqa: E402

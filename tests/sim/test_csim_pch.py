@@ -1,4 +1,4 @@
-"""The C-sim builds' precompiled header (hlsgen/sim/csim_pch.py): built once, really used by g++,
+"""The C-sim builds' precompiled header (hlsgen/tools/csim_pch.py): built once, really used by g++,
 the same object code as without it, and a compiler that cannot build it leaves the builds as they were."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hlsgen.sim.csim_build import BASE_FLAGS, compiler, header_dir
-from hlsgen.sim.csim_pch import HEADER, precompiled
+from hlsgen.tools.csim_build import BASE_FLAGS, compiler, header_dir
+from hlsgen.tools.csim_pch import HEADER, precompiled
 
 SOURCE = """\
 #include <ap_int.h>

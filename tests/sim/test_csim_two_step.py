@@ -13,11 +13,11 @@ import pytest
 from two_step_model import two_step_inputs, two_step_model
 
 from hlsgen import numerics
-from hlsgen.api import compile_model
 from hlsgen.backends.hls_lint import lint_hls
-from hlsgen.config import config_from_dict
-from hlsgen.output import write_compilation
-from hlsgen.sim.csim import csim
+from hlsgen.config.compile import config_from_dict
+from hlsgen.pipeline import compile_model
+from hlsgen.report.output import write_compilation
+from hlsgen.tools.csim import csim
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import pytest
 
 from hlsgen.backends.hls_layers import pack_lanes
 from hlsgen.backends.render import TEMPLATES
-from hlsgen.sim.csim_build import BASE_FLAGS, compiler, header_dir
+from hlsgen.tools.csim_build import BASE_FLAGS, compiler, header_dir
 
 PROGRAM = r"""
 #include <cstdio>

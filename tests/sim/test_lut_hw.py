@@ -12,8 +12,8 @@ from onnx_builders import init, model, node, vi
 
 from hlsgen import compile_model
 from hlsgen.frontend.from_onnx import from_onnx_model
-from hlsgen.output import write_compilation
-from hlsgen.sim.csim import csim
+from hlsgen.report.output import write_compilation
+from hlsgen.tools.csim import csim
 
 RNG = np.random.default_rng(31)
 
@@ -68,8 +68,8 @@ def test_lut_layers_rtl_bit_exact_with_stalls(lut_out: Path) -> None:
 def test_corrupted_rom_is_caught_in_rtl(lut_out: Path, tmp_path: Path) -> None:
     import shutil
 
-    from hlsgen.sim.rtlsim import build, design, simulate
-    from hlsgen.sim.tools import simulator_env
+    from hlsgen.tools.environment import simulator_env
+    from hlsgen.tools.rtlsim import build, design, simulate
 
     bad = tmp_path / "bad"
     shutil.copytree(lut_out, bad)

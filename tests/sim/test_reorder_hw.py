@@ -18,8 +18,8 @@ from hlsgen import compile_model
 from hlsgen.cli import main
 from hlsgen.frontend.from_onnx import from_onnx_model
 from hlsgen.hw.dataflow import build_dataflow
-from hlsgen.output import write_compilation
-from hlsgen.sim.csim import csim
+from hlsgen.report.output import write_compilation
+from hlsgen.tools.csim import csim
 
 RNG = np.random.default_rng(41)
 
@@ -69,8 +69,8 @@ def test_reorder_rtl_bit_exact_with_stalls(compiled) -> None:
 def test_corrupted_read_order_is_caught_in_rtl(compiled, tmp_path: Path) -> None:
     import shutil
 
-    from hlsgen.sim.rtlsim import build, design, simulate
-    from hlsgen.sim.tools import simulator_env
+    from hlsgen.tools.environment import simulator_env
+    from hlsgen.tools.rtlsim import build, design, simulate
 
     _, out = compiled
     bad = tmp_path / "bad"

@@ -15,7 +15,7 @@ import onnx
 import pytest
 import rtl_nets
 
-from hlsgen.sim.rtlsim import run_rtlsim
+from hlsgen.tools.rtlsim import run_rtlsim
 
 
 def lean_net(c: int = 20, seed: int = 3) -> tuple[onnx.ModelProto, dict[str, str]]:

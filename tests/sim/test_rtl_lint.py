@@ -17,7 +17,7 @@ import pytest
 import rtl_nets
 
 from hlsgen.backends.verilog import rtl_files
-from hlsgen.sim.tools import run_logged
+from hlsgen.tools.environment import run_logged
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import pytest
 import rtl_nets
 from example_models import make_example
 
-from hlsgen.sim.rtlsim import run_rtlsim
+from hlsgen.tools.rtlsim import run_rtlsim
 
 ROOT = Path(__file__).resolve().parents[2]
 TOLERANCE = 0.05

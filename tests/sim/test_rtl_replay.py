@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import rtl_nets
 
-from hlsgen.sim import replay, rtlsim
-from hlsgen.sim.tools import simulator_env
+from hlsgen.tools import replay, rtlsim
+from hlsgen.tools.environment import simulator_env
 
 
 def run_replay(out: Path, sim: str = "verilator", frames: int | None = None, extra: tuple[str, ...] = ()) -> dict:

@@ -151,7 +151,7 @@ def _run(tmp_path: Path, sources: list[Path], top: str, testcase: str) -> None:
     from cocotb_tools.check_results import get_results
     from cocotb_tools.runner import get_runner
 
-    from hlsgen.sim.tools import outside_pytest, simulator_env
+    from hlsgen.tools.environment import outside_pytest, simulator_env
 
     simulator_env("verilator")
     runner = get_runner("verilator")

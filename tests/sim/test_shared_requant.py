@@ -19,8 +19,8 @@ import onnx
 import pytest
 import rtl_nets
 
-from hlsgen.sim.csim import csim
-from hlsgen.sim.rtlsim import run_rtlsim
+from hlsgen.tools.csim import csim
+from hlsgen.tools.rtlsim import run_rtlsim
 
 
 def shared_net(seed: int = 4) -> tuple[onnx.ModelProto, dict[str, dict[str, int]]]:

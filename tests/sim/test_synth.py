@@ -20,7 +20,7 @@ import rtl_nets
 
 from hlsgen.cli import main
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.synth import design_part, failure_message, hierarchy_cells, resources, synthesize
+from hlsgen.tools.synth import design_part, failure_message, hierarchy_cells, resources, synthesize
 
 FOLDS = {"big": (4, 4), "small": (2, 4)}  # (PE, SIMD) of the first and the second layer
 

@@ -17,13 +17,13 @@ import pytest
 import rtl_nets
 from tlast_net import NET, OUT_BEATS
 
-from hlsgen.api import compile_model
 from hlsgen.backends.hls_lint import lint_hls
-from hlsgen.config import config_from_dict
-from hlsgen.output import write_compilation
-from hlsgen.sim.csim import csim
-from hlsgen.sim.csim_build import WARNINGS, compiler, header_dir
-from hlsgen.sim.rtlsim import run_rtlsim
+from hlsgen.config.compile import config_from_dict
+from hlsgen.pipeline import compile_model
+from hlsgen.report.output import write_compilation
+from hlsgen.tools.csim import csim
+from hlsgen.tools.csim_build import WARNINGS, compiler, header_dir
+from hlsgen.tools.rtlsim import run_rtlsim
 
 FRAMES = 3
 GOOD_LAST = "beat.last = i == BEATS - 1;"

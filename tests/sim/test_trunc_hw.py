@@ -11,8 +11,8 @@ from qonnx_models import trunc_model
 from hlsgen import compile_model
 from hlsgen.cli import main
 from hlsgen.frontend.from_onnx import from_onnx_model
-from hlsgen.output import write_compilation
-from hlsgen.sim.csim import csim
+from hlsgen.report.output import write_compilation
+from hlsgen.tools.csim import csim
 
 
 @pytest.mark.parametrize("mode", ["FLOOR", "CEIL"])

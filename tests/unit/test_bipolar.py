@@ -129,8 +129,8 @@ def test_coarse_accumulator_grid_keeps_the_float_bias(monkeypatch: pytest.Monkey
 
 
 def test_inspect_shows_the_host_head() -> None:
-    from hlsgen.api import float_stage
-    from hlsgen.inspect import describe
+    from hlsgen.pipeline import float_stage
+    from hlsgen.report.describe import describe
 
     source, fused, _, _ = float_stage(from_onnx_model(tfc_like()[0]), None)
     text = describe(source, fused)

@@ -1,4 +1,4 @@
-"""Bounded build caches (hlsgen.cache) and `hlsgen cache info|clear`: LRU order, the size limit from
+"""Bounded build caches (hlsgen.support.cache) and `hlsgen cache info|clear`: LRU order, the size limit from
 the environment or the user config, entries in use never removed, leftovers cleaned, the csim hook."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hlsgen import cache
 from hlsgen.errors import HlsgenError
+from hlsgen.support import cache
 
 MB = 1024**2
 

@@ -16,9 +16,9 @@ from onnx_builders import init, model, node, vi
 
 from hlsgen import compile_model
 from hlsgen.cli import main
-from hlsgen.compare import compare_model, layer_agreement, render_table, to_json
-from hlsgen.export_qdq import export_qdq
 from hlsgen.golden import KERNELS
+from hlsgen.interop.compare import compare_model, layer_agreement, render_table, to_json
+from hlsgen.interop.export_qdq import export_qdq
 
 DEFAULTS = "quant:\n  rounding: half_even\nbn:\n  var_floor: 1.0e-4\n"  # a config, all defaults
 MODELS = {"resnet_tiny": model_zoo.resnet_tiny, "mlp": model_zoo.mlp}
@@ -209,6 +209,7 @@ def test_bad_input_paths_exit_2_with_one_line(zoo: dict[str, Path], tmp_path: Pa
 
 
 def test_onnxruntime_is_imported_only_by_a_comparison() -> None:
-    code = "import sys, hlsgen.cli, hlsgen.compare, hlsgen.export_qdq; print('onnxruntime' in sys.modules)"
+    code = ("import sys, hlsgen.cli, hlsgen.interop.compare, hlsgen.interop.export_qdq; "
+            "print('onnxruntime' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "False"

@@ -1,4 +1,4 @@
-"""hlsgen.config: defaults, strict checking with one-line messages, per-layer overrides, merging."""
+"""hlsgen.config.compile: defaults, strict checking with one-line messages, per-layer overrides, merging."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hlsgen.config import Config, LayerOverride, config_from_dict, load_config, merge_under
+from hlsgen.config.compile import Config, LayerOverride, config_from_dict, load_config, merge_under
 from hlsgen.errors import HlsgenError
 
 

@@ -24,10 +24,10 @@ import numpy as np
 import pytest
 
 from hlsgen import compile_model
-from hlsgen.config import config_from_dict
+from hlsgen.config.compile import config_from_dict
 from hlsgen.frontend import from_onnx_model
 from hlsgen.hw.dataflow import build_dataflow
-from hlsgen.report import build_report
+from hlsgen.report.summary import build_report
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -169,7 +169,7 @@ def resnet_example() -> tuple[Any, Any, dict[str, Any]]:
 
 
 def test_readme_headline_numbers(resnet_example: tuple[Any, Any, dict[str, Any]]) -> None:
-    from hlsgen.hw.parts import find_part
+    from hlsgen.devices.parts import find_part
 
     _, df, report = resnet_example
     n_layers = _readme_number(r"compiled resnet8_cifar: (\d+) layers, [\d,]+ MACs/image")

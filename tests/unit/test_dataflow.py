@@ -11,7 +11,7 @@ import pytest
 
 from hlsgen import compile_model, intermediates
 from hlsgen.backends.vectors import pack_beats, stream_codes, unpack_beats
-from hlsgen.config import config_from_dict
+from hlsgen.config.compile import config_from_dict
 from hlsgen.frontend import from_onnx_model
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.hw.fifo import FIFO_MARGIN, SLICE_DEPTH, output_depth, skip_depth

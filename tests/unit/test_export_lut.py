@@ -18,9 +18,9 @@ from onnx_builders import init, model, node, vi
 
 from hlsgen import compile_model
 from hlsgen.cli import main
-from hlsgen.compare import compare_model
-from hlsgen.compare_ort import ort_integers
-from hlsgen.export_qdq import EMITTERS, export_qdq
+from hlsgen.interop.compare import compare_model
+from hlsgen.interop.export_qdq import EMITTERS, export_qdq
+from hlsgen.interop.ort import ort_integers
 from hlsgen.ir import Node
 
 QONNX = "qonnx.custom_op.general"

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from hlsgen import compile_model
-from hlsgen.config import config_from_dict
-from hlsgen.config_hw import HwConfig
+from hlsgen.config.compile import config_from_dict
+from hlsgen.config.hw import HwConfig
 from hlsgen.errors import HlsgenError
 from hlsgen.frontend import from_onnx_model
 from hlsgen.hw.dataflow import build_dataflow
@@ -159,7 +159,7 @@ def test_bram18_picks_the_cheapest_aspect_ratio() -> None:
 
 
 def test_report_shows_the_folding_and_the_estimate(resnet) -> None:  # type: ignore[no-untyped-def]
-    from hlsgen.report import build_report, render_markdown
+    from hlsgen.report.summary import build_report, render_markdown
 
     m, g, x = resnet
     c = compile_model(g, None, x)

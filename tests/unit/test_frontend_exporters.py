@@ -207,7 +207,7 @@ def qkeras_like() -> onnx.ModelProto:
 
 
 def test_model_without_input_quantizer_asks_for_data_or_quant_input() -> None:
-    from hlsgen.config import config_from_dict
+    from hlsgen.config.compile import config_from_dict
     from hlsgen.errors import HlsgenError
 
     g = from_onnx_model(qkeras_like())

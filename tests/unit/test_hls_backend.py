@@ -12,19 +12,19 @@ import numpy as np
 import onnx
 import pytest
 
-from hlsgen.api import compile_model
 from hlsgen.backends.hls import rate_depths as hls_rate_depths
 from hlsgen.backends.hls_layers import layer_code
 from hlsgen.backends.render import TEMPLATES, TESTBENCH
 from hlsgen.cli import main
-from hlsgen.config import config_from_dict
+from hlsgen.config.compile import config_from_dict
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.hw.model import Dataflow
-from hlsgen.outdir import MARKER
-from hlsgen.output import write_compilation
-from hlsgen.sim import csim_build
-from hlsgen.sim.csim import run_csim
+from hlsgen.pipeline import compile_model
+from hlsgen.report.output import write_compilation
+from hlsgen.support.outdir import MARKER
+from hlsgen.tools import csim_build
+from hlsgen.tools.csim import run_csim
 
 FOLDS_NET = """
 name: folds

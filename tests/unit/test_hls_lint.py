@@ -8,10 +8,10 @@ from pathlib import Path
 import model_zoo as zoo
 import pytest
 
-from hlsgen.api import compile_model
 from hlsgen.backends.hls_lint import lint_hls
 from hlsgen.backends.render import TEMPLATES
-from hlsgen.output import write_compilation
+from hlsgen.pipeline import compile_model
+from hlsgen.report.output import write_compilation
 
 GOOD_TOP = """
 #include "kernels/k.h"

@@ -1,4 +1,4 @@
-"""The timed model of the generated HLS dataflow (hlsgen.sim.hls_timing): cycles per frame.
+"""The timed model of the generated HLS dataflow (hlsgen.tools.hls_timing): cycles per frame.
 
 Each kernel call of the generated top function is simulated as its pipelined loop (trip count,
 stream accesses per iteration, blocking FIFOs of the generated depths) over several frames. The
@@ -18,12 +18,12 @@ import pytest
 import yaml
 
 import hlsgen.backends.hls as hls
-from hlsgen.api import compile_model
-from hlsgen.config import config_from_dict
+from hlsgen.config.compile import config_from_dict
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.hw.model import Dataflow
-from hlsgen.sim.hls_timing import DEPTH, time_network
+from hlsgen.pipeline import compile_model
+from hlsgen.tools.hls_timing import DEPTH, time_network
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
 from test_csim_ops import CONFIGS, OPS_NET, WIDE_NET  # noqa: E402

@@ -20,11 +20,11 @@ from hostile_cases import CASES, Case, have_gxx, npy_header_only, run_case, zip_
 
 from hlsgen import compile_model, float_stage
 from hlsgen.cli import one_line
-from hlsgen.config import load_config
+from hlsgen.config.compile import load_config
+from hlsgen.config.limits import DEFAULT_LIMITS, LIMIT_KEYS, Limits
 from hlsgen.data import load_array
 from hlsgen.errors import HlsgenError
 from hlsgen.frontend.from_yaml import load_yaml_model
-from hlsgen.limits import DEFAULT_LIMITS, LIMIT_KEYS, Limits
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")  # a numpy warning is a weak message too

@@ -17,8 +17,8 @@ from model_zoo import qdq_quantize, run_ort
 from onnx_builders import init, model, node, vi
 
 from hlsgen import compile_model, float_reference, run_golden
-from hlsgen.compare import layer_agreement
 from hlsgen.frontend.from_onnx import from_onnx_model
+from hlsgen.interop.compare import layer_agreement
 from hlsgen.numerics import dequantize, quantize
 
 RNG = np.random.default_rng(21)

@@ -14,7 +14,7 @@ import pytest
 from ort_agreement import LayerAgreement, agreement_from, ort_integers
 
 from hlsgen import Compilation, compile_model
-from hlsgen.config import config_from_dict
+from hlsgen.config.compile import config_from_dict
 from hlsgen.frontend import from_onnx_model
 from hlsgen.ir import Edit
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hlsgen.errors import HlsgenError
-from hlsgen.outdir import MARKER, write_folder_atomically
+from hlsgen.support.outdir import MARKER, write_folder_atomically
 
 
 def _fill(tmp: Path) -> None:
@@ -100,7 +100,7 @@ def test_sigterm_during_write_leaves_nothing(tmp_path: Path) -> None:
         "from pathlib import Path\n"
         "from hlsgen.cli import main\n"
         "import hlsgen.cli as cli\n"
-        "from hlsgen.outdir import write_folder_atomically\n"
+        "from hlsgen.support.outdir import write_folder_atomically\n"
         "def slow(args):\n"
         "    def fill(tmp):\n"
         "        (tmp / 'part.txt').write_text('x')\n"

@@ -1,4 +1,4 @@
-"""No command writes over one of its inputs or over a file hlsgen did not write (hlsgen.outfile).
+"""No command writes over one of its inputs or over a file hlsgen did not write (hlsgen.support.outfile).
 
 Every case checks the user's bytes after the refusal, so a command that wrote over the file and
 then failed would not pass. The files hlsgen wrote are recorded in a ledger under $HLSGEN_CACHE,

@@ -17,8 +17,7 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from hlsgen.api import compile_model, float_stage
-from hlsgen.config import BnConfig, Config, config_from_dict
+from hlsgen.config.compile import BnConfig, Config, config_from_dict
 from hlsgen.errors import HlsgenError, UnsupportedModelError
 from hlsgen.frontend.from_onnx import from_onnx_model
 from hlsgen.golden import run_graph
@@ -29,6 +28,7 @@ from hlsgen.passes.calibrate import calibrate
 from hlsgen.passes.cleanup import cleanup
 from hlsgen.passes.fold_bn import fold_bn
 from hlsgen.passes.quantize import quantize
+from hlsgen.pipeline import compile_model, float_stage
 
 pytest.importorskip("onnxruntime")  # model_zoo.qdq_quantize
 
@@ -827,7 +827,7 @@ def test_two_step_attributes_reach_the_integer_graph(qdq_resnet):
 
 
 def test_report_lists_the_reproduced_roundings(qdq_resnet):
-    from hlsgen.report import build_report, render_markdown
+    from hlsgen.report.summary import build_report, render_markdown
 
     md = render_markdown(build_report(compile_model(ir(qdq_resnet, "qdq_resnet"))))
     section = md.split("## Roundings per layer")[1].split("\n## ")[0]

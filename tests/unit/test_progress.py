@@ -1,4 +1,4 @@
-"""hlsgen.progress (issue 10 item 2): plain lines off a terminal and in CI, a live display on a
+"""hlsgen.support.progress (issue 10 item 2): plain lines off a terminal and in CI, a live display on a
 terminal, nothing with --quiet; build-time estimates; chunked calibration equals one batch."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from hlsgen import progress
+from hlsgen.support import progress
 
 ROOT = Path(__file__).resolve().parents[2]
 MLP = ROOT / "examples" / "mlp_yaml" / "model.yaml"
@@ -159,7 +159,7 @@ def test_chunked_calibration_equals_one_batch(monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     import importlib
 
-    from hlsgen.api import compile_model
+    from hlsgen.pipeline import compile_model
 
     calibrate = importlib.import_module("hlsgen.passes.calibrate")  # the package exports a function of that name
 
@@ -212,9 +212,9 @@ pathlib.Path("stat.json").write_text(json.dumps({{"modules": {{top: {{"num_cells
 
 def test_synth_shows_every_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`synthesize` reports each finished Yosys run (a stand-in Yosys: the progress, not the cells)."""
-    from hlsgen.api import compile_model
-    from hlsgen.hw.synth import synthesize
-    from hlsgen.output import write_compilation
+    from hlsgen.pipeline import compile_model
+    from hlsgen.report.output import write_compilation
+    from hlsgen.tools.synth import synthesize
 
     out, _ = write_compilation(compile_model(MLP), tmp_path / "mlp_yaml", [MLP])
     yosys = tmp_path / "yosys"
@@ -242,9 +242,9 @@ def test_builds_and_replay_runs_carry_estimates_from_the_last_one(tmp_path: Path
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """rtlsim: a build's time is the next build's estimate (this design's, else its kind's); a replay
     run's seconds per model cycle give the next run's. The simulator itself is stood in for."""
-    from hlsgen.api import compile_model
-    from hlsgen.output import write_compilation
-    from hlsgen.sim import replay, rtlsim
+    from hlsgen.pipeline import compile_model
+    from hlsgen.report.output import write_compilation
+    from hlsgen.tools import replay, rtlsim
 
     builds: list[Path] = []
     def build_replay(sources: list[Path], sim: str, waves: bool, build_dir: Path) -> None:
@@ -336,9 +336,9 @@ def test_builds_and_runs_estimate_unseen_designs_by_size(tmp_path: Path, monkeyp
     """The call sites: a Verilator build and a C-sim build of a design never built are estimated from a
     ten times larger design's build at a tenth of its time, a random-stall run from another design's
     seconds per model cycle. The tools (Verilator, g++, cocotb) are stood in for."""
-    from hlsgen.api import compile_model
-    from hlsgen.output import write_compilation
-    from hlsgen.sim import csim_build, replay, rtlsim
+    from hlsgen.pipeline import compile_model
+    from hlsgen.report.output import write_compilation
+    from hlsgen.tools import csim_build, replay, rtlsim
 
     out, _ = write_compilation(compile_model(MLP), tmp_path / "mlp_yaml", [MLP])
     _, sources = rtlsim.design(out)

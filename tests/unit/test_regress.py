@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 from test_cache import fake_compiler
 
-from hlsgen import regress as rg
 from hlsgen.errors import HlsgenError
+from hlsgen.tools import regress as rg
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MLP = EXAMPLES / "mlp_yaml"

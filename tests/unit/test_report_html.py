@@ -1,4 +1,4 @@
-"""OUT/report.html (hlsgen.report_html): its structure, the data behind its plots, escaping of hostile
+"""OUT/report.html (hlsgen.report.html): its structure, the data behind its plots, escaping of hostile
 names, byte-identical output for the same inputs, and the refresh after csim/rtlsim/synth results."""
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ import numpy as np
 import onnx
 import pytest
 
-from hlsgen.api import compile_model
-from hlsgen.hw.synth_report import written
-from hlsgen.output import write_compilation
-from hlsgen.report_html import NAME, markdown_html, refresh
-from hlsgen.sim.report import print_summary, record_csim
+from hlsgen.pipeline import compile_model
+from hlsgen.report.html import NAME, markdown_html, refresh
+from hlsgen.report.output import write_compilation
+from hlsgen.tools.results import print_summary, record_csim
 
 HOSTILE = '<script>alert("x")</script>&amp;\'<img src=x onerror=alert(1)>'
 SECTIONS = ("dataflow", "costs", "quantization", "error", "runs", "tables", "files")
@@ -164,6 +163,7 @@ def test_refresh_after_csim_rtlsim_and_synth(outs: tuple[Path, Path], tmp_path: 
     before = (out / NAME).read_text()
     assert "not run: <code>hlsgen csim OUT</code>" in before
     record_csim(out, True, 3.5, 0.25)
+    refresh(out)  # what `hlsgen csim` does once the runner has written its result
     csim = json.loads((out / "csim" / "result.json").read_text())
     text = (out / NAME).read_text()
     assert f"<td>csim (g++)</td><td>{csim['date']}</td>" in text and '<span class="pass">PASS</span>' in text
@@ -177,13 +177,14 @@ def test_refresh_after_csim_rtlsim_and_synth(outs: tuple[Path, Path], tmp_path: 
                               "cycles_per_frame": cpf + 7, "model_cycles": cpf, "describe": "", "layers": []}}
     (run_dir / "result.json").write_text(json.dumps(results))
     print_summary(results, "verilator", 1.0, True, 1.0, run_dir, None, ("throughput",))  # what rtlsim ends with
+    refresh(out)  # then the command line
     text = (out / NAME).read_text()
     assert "rtlsim (verilator) throughput" in text and f"{cpf + 7:,} cycles/frame (model {cpf:,})" in text
     assert '<span class="fail">FAIL</span> MISMATCH, 3/4 output beats' in text
     # synthesis: the bars gain a second series, the summary its totals
     assert "Synthesis: not run" in text
     _fake_synth(out, r)
-    written(out)  # the hook after OUT/synth/ is in place
+    refresh(out)  # `hlsgen synth` once OUT/synth/ is in place
     text = (out / NAME).read_text()
     assert "Synthesis (Yosys" in text and text.count(">synthesis</text>") == 3  # DSP, LUT, BRAM legends
     assert "Synthesis: not run" not in text
@@ -191,8 +192,8 @@ def test_refresh_after_csim_rtlsim_and_synth(outs: tuple[Path, Path], tmp_path: 
 
 def _fake_synth(out: Path, r: dict[str, object]) -> None:
     """OUT/synth/utilization.json as `hlsgen synth` writes it (hw.synth_report.summarize), made-up figures."""
-    from hlsgen.hw.parts import find_part
-    from hlsgen.hw.synth_report import render_table, summarize
+    from hlsgen.devices.parts import find_part
+    from hlsgen.tools.synth_report import render_table, summarize
 
     hw = r["hardware"]
     assert isinstance(hw, dict)
@@ -208,7 +209,7 @@ def _fake_synth(out: Path, r: dict[str, object]) -> None:
 
 
 def test_rebuild_command_in_a_fresh_process(outs: tuple[Path, Path], tmp_path: Path) -> None:
-    """`python -m hlsgen.report_html OUT` (and so rtlsim's refresh, which imports it first) rebuilds the page."""
+    """`python -m hlsgen.report.html OUT` (and so rtlsim's refresh, which imports it first) rebuilds the page."""
     import shutil
     import subprocess
     import sys
@@ -216,10 +217,10 @@ def test_rebuild_command_in_a_fresh_process(outs: tuple[Path, Path], tmp_path: P
     out = tmp_path / "out"
     shutil.copytree(outs[0], out)
     (out / NAME).unlink()
-    done = subprocess.run([sys.executable, "-m", "hlsgen.report_html", str(out)], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "hlsgen.report.html", str(out)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert (out / NAME).read_bytes() == (outs[0] / NAME).read_bytes()
-    bad = subprocess.run([sys.executable, "-m", "hlsgen.report_html", str(tmp_path)], capture_output=True, text=True)
+    bad = subprocess.run([sys.executable, "-m", "hlsgen.report.html", str(tmp_path)], capture_output=True, text=True)
     assert bad.returncode == 2 and "not a folder written by `hlsgen compile`" in bad.stderr
 
 
@@ -242,7 +243,7 @@ def test_layer_error_separates_saturation_from_rounding() -> None:
     """report.html showed ~100 LSB maxima without saying they came from clipped values: the error is
     split by whether the reference lies inside the quantizer's range (rounding) or beyond it."""
     from hlsgen.ir import IntType, QType
-    from hlsgen.report import _layer_error
+    from hlsgen.report.summary import _layer_error
 
     q = QType(IntType(8, True), 0.5, 0)  # reals -64 ... 63.5
     ref = np.array([1.1, -2.2, 63.6, 80.0, -70.0, 0.0, 10.0, 20.3])
@@ -257,7 +258,7 @@ def test_layer_error_separates_saturation_from_rounding() -> None:
 
 
 def test_the_error_chart_names_the_clipped_share(tmp_path: Path) -> None:
-    from hlsgen.report_html import _clipped_note
+    from hlsgen.report.html import _clipped_note
 
     assert _clipped_note({"saturated_fraction": 0.0123}) == "1.23% clipped"
     assert _clipped_note({"saturated_fraction": 1e-6}) == "<0.01% clipped"

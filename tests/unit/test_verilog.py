@@ -13,10 +13,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
 import rtl_nets  # noqa: E402
 
-from hlsgen.api import compile_model  # noqa: E402
 from hlsgen.backends.vectors import pack_beats  # noqa: E402
 from hlsgen.backends.verilog_values import hex_words, vector  # noqa: E402
 from hlsgen.hw.dataflow import build_dataflow  # noqa: E402
+from hlsgen.pipeline import compile_model  # noqa: E402
 
 
 def test_hex_words_match_the_stream_packing() -> None:

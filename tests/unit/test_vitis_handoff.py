@@ -14,11 +14,11 @@ import pytest
 import yaml
 from tlast_net import NET, OUT_BEATS, OUT_BITS
 
-from hlsgen.api import compile_model
 from hlsgen.cli import main
-from hlsgen.config import config_from_dict
+from hlsgen.config.compile import config_from_dict
 from hlsgen.errors import HlsgenError
-from hlsgen.output import write_compilation
+from hlsgen.pipeline import compile_model
+from hlsgen.report.output import write_compilation
 
 
 def _compile(tmp_path: Path, hw: dict[str, Any], name: str = "out") -> Path:
