@@ -96,6 +96,19 @@ def finish(b: Builder, in_shape: Sequence[int], out_shape: Sequence[int], name: 
     return model
 
 
+def session(model: onnx.ModelProto):  # -> onnxruntime.InferenceSession
+    """Single-threaded CPU session with graph optimizations disabled (bit-reproducible on one machine;
+    benchmarks/mlperf_models.py fits its BatchNorms with it)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
+
 def fit_bn(b: Builder, images: np.ndarray) -> None:
     """Set every BN's running mean/var to the per-channel statistics of its input on ``images``.
 
