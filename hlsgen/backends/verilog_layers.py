@@ -32,7 +32,15 @@ from hlsgen.backends.verilog_values import (
 )
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.model import Dataflow, Layer, Stream
-from hlsgen.hw.packing import clamp_bounds, padded, per_channel, requant_units, weight_words
+from hlsgen.hw.packing import (
+    clamp_bounds,
+    lut_multipliers,
+    packs_pairs,
+    padded,
+    per_channel,
+    requant_units,
+    weight_words,
+)
 from hlsgen.numerics import signed_bits_for
 
 
@@ -130,25 +138,6 @@ def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
               flag("LUTMUL", lut_multipliers(layer)),
               Param("MEM_FILE", mem), *_mvu_epilogue(layer, df, nf * pe, _pack_bias_offset(layer, x, pack))]
     return Unit(layer.name, "hg_mvu", window, x.channels * x.bits, tuple(params), mem, tuple(words))
-
-
-LUT_WEIGHT_BITS = 4  # weights this narrow multiply as shift-adds in LUTs (DSPs are the scarce resource)
-
-
-def lut_multipliers(layer: Layer) -> bool:
-    """hg_mvu LUTMUL: products as shift-adds over the weight bits (about 8 LUTs per weight bit for
-    8-bit codes) instead of a DSP48E1 each, for weights of at most LUT_WEIGHT_BITS bits."""
-    return int(layer.params["weight_bits"]) <= LUT_WEIGHT_BITS
-
-
-def packs_pairs(layer: Layer, x: Stream) -> bool:
-    """hg_mvu PACK: two PE lanes share one multiplier (A = w0 + w1*2^F, F = WB + IB, times the
-    activation as an unsigned code). Only where the lanes of a step read the same activation (dense
-    conv, gemm), the operands fit a DSP48E1 (A: 2*WB + IB + 1 <= 25 bits, B: IB + 1 <= 18) and PE >= 2."""
-    wb = int(layer.params["weight_bits"])
-    dense = layer.kind == "gemm" or (layer.kind == "conv" and int(layer.params.get("group", 1)) == 1)
-    fits = 2 * wb + x.bits + 1 <= 25 and x.bits <= 17
-    return dense and layer.pe >= 2 and fits and not lut_multipliers(layer)
 
 
 def _pack_bias_offset(layer: Layer, x: Stream, pack: bool) -> np.ndarray:

@@ -25,6 +25,27 @@ from hlsgen.errors import HlsgenError
 from hlsgen.hw.model import Layer, Stream
 
 MVU_KINDS = ("conv", "dwconv", "gemm")
+
+
+# ---- how the MACs are built: decided once, rendered by hg_mvu and counted by the resource model ----
+LUT_WEIGHT_BITS = 4  # weights this narrow multiply as shift-adds in LUTs (DSPs are the scarce resource)
+
+
+def lut_multipliers(layer: Layer) -> bool:
+    """hg_mvu LUTMUL: products as shift-adds over the weight bits (about 8 LUTs per weight bit for
+    8-bit codes) instead of a DSP48E1 each, for weights of at most LUT_WEIGHT_BITS bits."""
+    return int(layer.params["weight_bits"]) <= LUT_WEIGHT_BITS
+
+
+def packs_pairs(layer: Layer, x: Stream) -> bool:
+    """hg_mvu PACK: two PE lanes share one multiplier (A = w0 + w1*2^F, F = WB + IB, times the
+    activation as an unsigned code). Only where the lanes of a step read the same activation (dense
+    conv, gemm), the operands fit a DSP48E1 (A: 2*WB + IB + 1 <= 25 bits, B: IB + 1 <= 18) and PE >= 2."""
+    wb = int(layer.params["weight_bits"])
+    dense = layer.kind == "gemm" or (layer.kind == "conv" and int(layer.params.get("group", 1)) == 1)
+    fits = 2 * wb + x.bits + 1 <= 25 and x.bits <= 17
+    return dense and layer.pe >= 2 and fits and not lut_multipliers(layer)
+
 HANDOFF_MAX_BITS = 4096  # time-shared requant units take a fold's accumulators (and skip codes) in one beat
 
 

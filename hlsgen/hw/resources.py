@@ -5,9 +5,10 @@ Verilog exists, so the cost is estimated from the layer's structure:
 
 - DSP slices are counted structurally, with the rules Yosys's synth_xilinx applies: a product whose
   result is at least 9 bits and whose operands fit 25x18 (DSP48E1; 27x18 DSP48E2) takes one slice,
-  wider ones are split into ceil((a-1)/24)·ceil((b-1)/17) slices; two 8-bit x 8-bit products that
-  share an activation are packed into one slice (docs/rtl.md); weights of 4 bits or less multiply
-  in LUTs.
+  wider ones are split into ceil((a-1)/24)·ceil((b-1)/17) slices; two products that share an
+  activation are packed into one slice where hg_mvu packs them, and weights of 4 bits or less
+  multiply in LUTs: both decided once, in hw/packing.py (`packs_pairs`, `lut_multipliers`), for
+  the Verilog and for this model.
 - Block RAM is counted structurally too: a memory deeper than LUTRAM_MAX_DEPTH words becomes RAMB18
   halves in the cheapest aspect ratio (512x36 ... 16384x1); shallower ones become LUTRAM. A weight
   ROM deeper than ROM_BLOCK_MIN words is block RAM (hg_mvu asks for it), a shallower one LUT logic
@@ -26,15 +27,13 @@ import math
 from dataclasses import dataclass, fields
 
 from hlsgen.hw.model import Layer, Stream
-from hlsgen.hw.packing import MVU_KINDS, mvu_shape
+from hlsgen.hw.packing import MVU_KINDS, lut_multipliers, mvu_shape, packs_pairs
 from hlsgen.hw.packing import requant_units as mvu_requant_units
 from hlsgen.numerics import signed_bits_for
 
 LUTRAM_MAX_DEPTH = 64  # memories up to this many words are LUTRAM/registers, deeper ones block RAM
 ROM_BLOCK_MIN = 128  # weight ROMs deeper than this are block RAM (hg_mvu's rom_style), others LUT logic
 BRAM18_SHAPES = ((16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36))  # depth x width
-PACKED_MAX_BITS = 8  # weights and activations up to 8 bits: two products per DSP slice
-LUT_MULT_MAX_WEIGHT_BITS = 4  # weights this narrow multiply in LUTs
 
 
 @dataclass(frozen=True)
@@ -182,18 +181,18 @@ def _dsp(layer: Layer, x: Stream, out: Stream, family: str) -> Resources:
             per_unit += dsp_slices(out.bits + 2, mb, family)
         total += rq * per_unit
     if layer.kind in MVU_KINDS:
-        total += _mac_dsp(layer, x, family)
+        total += mac_dsp(layer, x, family)
     return Resources(dsp=total)
 
 
-def _mac_dsp(layer: Layer, x: Stream, family: str) -> int:
-    wb, ib = int(layer.params["weight_bits"]), x.bits
-    if wb <= LUT_MULT_MAX_WEIGHT_BITS:
+def mac_dsp(layer: Layer, x: Stream, family: str) -> int:
+    """The MAC array's slices, as hg_mvu builds it (hw/packing: LUT multipliers, packed pairs)."""
+    if lut_multipliers(layer):
         return 0
     m = mvu_shape(layer, x)
-    if layer.kind != "dwconv" and wb <= PACKED_MAX_BITS and ib <= PACKED_MAX_BITS:
+    if packs_pairs(layer, x):
         return math.ceil(m.pe / 2) * m.simd
-    return m.pe * m.simd * dsp_slices(ib + (0 if x.signed else 1), wb, family)
+    return m.pe * m.simd * dsp_slices(x.bits + (0 if x.signed else 1), int(layer.params["weight_bits"]), family)
 
 
 def _memories(layer: Layer, x: Stream, out: Stream) -> Resources:
@@ -250,7 +249,7 @@ def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
         f["sel_bits"] = m.pe * m.simd * x.bits if folds > 1 else 0.0
         f["mux_bits"] = m.simd * x.bits * (m.sf - 1) if layer.kind != "dwconv" else m.pe * x.bits * (m.nf - 1)
         wb = int(layer.params["weight_bits"])
-        f["lutmul_bits"] = m.pe * m.simd * wb * x.bits if wb <= LUT_MULT_MAX_WEIGHT_BITS else 0.0
+        f["lutmul_bits"] = m.pe * m.simd * wb * x.bits if lut_multipliers(layer) else 0.0
     if layer.kind == "avgpool":
         kk = layer.params["kernel"][0] * layer.params["kernel"][1]
         f["pool_acc_bits"] = x.channels * (x.bits + max(1, kk - 1).bit_length())
