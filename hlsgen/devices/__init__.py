@@ -1,4 +1,5 @@
-"""FPGA devices: the parts hlsgen knows, their families and resource budgets.
+"""FPGA devices as data: the families and the parts hlsgen knows.
 
-    parts.py  Part (name, family, DSP, LUT, FF, BRAM36), find_part, family_of
+    families.py  Family: DSP slice geometry and name, the Yosys synthesis command; FAMILIES, find_family
+    parts.py     Part (device, family, DSP, LUT, LUTRAM, FF, BRAM36), find_part, family_of
 """

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
+from hlsgen.devices.families import DEFAULT_FAMILY, Family
 from hlsgen.hw.model import Layer, Stream
 from hlsgen.hw.packing import MVU_KINDS, lut_multipliers, mvu_shape, packs_pairs
 from hlsgen.hw.packing import requant_units as mvu_requant_units
@@ -55,13 +56,9 @@ NONE = Resources()
 
 
 # ---- structural counts ---------------------------------------------------------------------------
-def dsp_slices(a_bits: int, b_bits: int, family: str = "xc7") -> int:
+def dsp_slices(a_bits: int, b_bits: int, family: Family = DEFAULT_FAMILY) -> int:
     """DSP slices of one signed a x b product under Yosys's mapping (0: it stays in LUTs)."""
-    a, b = max(a_bits, b_bits), min(a_bits, b_bits)
-    if a + b < 9 or b < 2:
-        return 0
-    max_a = 27 if family == "xcup" else 25
-    return math.ceil((a - 1) / (max_a - 1)) * math.ceil((b - 1) / 17)
+    return family.dsp_slices(a_bits, b_bits)
 
 
 def bram18(depth: int, width: int) -> int:
@@ -123,7 +120,7 @@ FF_COEF = {"base": 91.6, "conv": 22.5, "mac_bits": 0.277, "acc_bits": 1.66, "poo
 DESIGN_LUT_FACTOR = 1.26
 
 
-def layer_resources(layer: Layer, x: Stream, out: Stream, family: str = "xc7") -> Resources:
+def layer_resources(layer: Layer, x: Stream, out: Stream, family: Family = DEFAULT_FAMILY) -> Resources:
     """The estimated resources of one layer's unit (and its window generator) at its folding."""
     return fitted_part(layer, x, out) + structural_part(layer, x, out, family)
 
@@ -135,7 +132,7 @@ def fitted_part(layer: Layer, x: Stream, out: Stream) -> Resources:
                      ff=sum(FF_COEF[k] * v for k, v in feats.items()))
 
 
-def structural_part(layer: Layer, x: Stream, out: Stream, family: str = "xc7") -> Resources:
+def structural_part(layer: Layer, x: Stream, out: Stream, family: Family = DEFAULT_FAMILY) -> Resources:
     """DSP slices and memories (BRAM, LUTRAM, register files), counted from the structure."""
     return _dsp(layer, x, out, family) + _memories(layer, x, out)
 
@@ -168,7 +165,7 @@ def _epilogue_bits(layer: Layer) -> tuple[int, int]:
     return xb, mb
 
 
-def _dsp(layer: Layer, x: Stream, out: Stream, family: str) -> Resources:
+def _dsp(layer: Layer, x: Stream, out: Stream, family: Family) -> Resources:
     p = layer.params
     total = 0
     rq = requant_units(layer, x)
@@ -185,7 +182,7 @@ def _dsp(layer: Layer, x: Stream, out: Stream, family: str) -> Resources:
     return Resources(dsp=total)
 
 
-def mac_dsp(layer: Layer, x: Stream, family: str) -> int:
+def mac_dsp(layer: Layer, x: Stream, family: Family) -> int:
     """The MAC array's slices, as hg_mvu builds it (hw/packing: LUT multipliers, packed pairs)."""
     if lut_multipliers(layer):
         return 0

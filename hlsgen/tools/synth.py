@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hlsgen.devices.families import Family
 from hlsgen.devices.parts import find_part
 from hlsgen.errors import HlsgenError
 from hlsgen.support.cache import used
@@ -149,18 +150,19 @@ def jobs_of(out: Path) -> list[Job]:
     return [*jobs, Job(GLUE, top, "fifos, forks", glue, ())]
 
 
-def job_key(job: Job, version: str, family: str) -> str:
-    h = hashlib.sha256(f"{version}\0{family}\0{SCRIPT}\0{job.top}\0".encode())
+def job_key(job: Job, version: str, family: Family) -> str:
+    h = hashlib.sha256(f"{version}\0{family.name}\0{family.synth_command}\0{SCRIPT}\0{job.top}\0".encode())
     for name, data in (*job.sources, *job.data):
         h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
     return h.hexdigest()
 
 
-def script(job: Job, family: str) -> str:
-    return SCRIPT.format(files=" ".join(n for n, _ in job.sources), family=family, top=job.top)
+def script(job: Job, family: Family) -> str:
+    return SCRIPT.format(files=" ".join(n for n, _ in job.sources), synth=family.synth_command.format(top=job.top),
+                         top=job.top)
 
 
-def run_job(job: Job, yosys: str, version: str, family: str, use_cache: bool, work: Path) -> dict[str, Any]:
+def run_job(job: Job, yosys: str, version: str, family: Family, use_cache: bool, work: Path) -> dict[str, Any]:
     """Synthesize one job (or take it from the cache); the result dict, with its log in `work`."""
     entry = cache_root() / job_key(job, version, family)
     log_file = work / f"{job.name}.log"

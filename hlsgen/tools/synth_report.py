@@ -9,7 +9,7 @@ from hlsgen.devices.parts import Part
 SCRIPT = ("read_verilog -sv {files}\n"
           "hierarchy -top {top}\n"
           "setattr -set rom_style \"logic\" a:rom_style=distributed\n"
-          "synth_xilinx -family {family} -noiopad -noclkbuf -top {top}\n"
+          "{synth}\n"
           "tee -q -o stat.json stat -json\n")
 LUTRAM_LUTS = {"RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2, "RAM256X1S": 4, "RAM512X1S": 8,
                "RAM32X1D": 2, "RAM64X1D": 2, "RAM128X1D": 4, "RAM256X1D": 8,
@@ -33,7 +33,7 @@ def summarize(runs: dict[str, dict[str, Any]], part_name: str, part: Part, versi
     total = {k: sum(r["resources"][k] for r in ok) for k in COLUMNS}
     budget = part.budget()
     percent = {k: round(100.0 * total[k] / budget[b], 1) for k, b in BUDGETED.items()}
-    return {"part": part_name, "device": part.device, "family": part.family, "dsp_kind": part.dsp_kind,
+    return {"part": part_name, "device": part.device, "family": part.family.name, "dsp_kind": part.family.dsp_kind,
             "yosys": version, "yosys_path": yosys, "script": SCRIPT, "lutram_luts": LUTRAM_LUTS,
             "budget": budget, "layers": layers, "glue": glue, "total": total, "percent": percent,
             "over": [k for k in BUDGETED if total[k] > budget[BUDGETED[k]]],

@@ -19,6 +19,7 @@ import pytest
 
 import hlsgen.hw.resources as resources
 from hlsgen.cli import main
+from hlsgen.devices.families import DEFAULT_FAMILY
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.hw.resources import dsp_slices, mac_dsp
 from hlsgen.pipeline import compile_model
@@ -96,7 +97,7 @@ def _line(cell: dict[str, object]) -> int:
 def model_mac_slices(out_name: str, folder: Path) -> dict[str, int]:
     c = compile_model(folder / "net.yaml", folder / f"{out_name}.yaml")
     df = build_dataflow(c.graph, c.config.hw)
-    return {lay.node: mac_dsp(lay, df.streams[lay.inputs[0]], "xc7") for lay in df.layers
+    return {lay.node: mac_dsp(lay, df.streams[lay.inputs[0]], DEFAULT_FAMILY) for lay in df.layers
             if lay.kind in ("conv", "dwconv", "gemm")}
 
 

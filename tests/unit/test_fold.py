@@ -13,6 +13,7 @@ import pytest
 from hlsgen import compile_model
 from hlsgen.config.compile import config_from_dict
 from hlsgen.config.hw import HwConfig
+from hlsgen.devices.families import FAMILIES
 from hlsgen.errors import HlsgenError
 from hlsgen.frontend import from_onnx_model
 from hlsgen.hw.dataflow import build_dataflow
@@ -148,7 +149,7 @@ def test_dsp_slices_follow_the_dsp48_port_widths() -> None:
     assert dsp_slices(25, 18) == 1 and dsp_slices(18, 25) == 1
     assert dsp_slices(26, 18) == 2 and dsp_slices(25, 19) == 2
     assert dsp_slices(32, 32) == 4
-    assert dsp_slices(27, 18, "xcup") == 1 and dsp_slices(27, 18, "xc7") == 2
+    assert dsp_slices(27, 18, FAMILIES["xcup"]) == 1 and dsp_slices(27, 18, FAMILIES["xc7"]) == 2
     assert dsp_slices(4, 4) == 0  # an 8-bit result stays in LUTs
 
 
