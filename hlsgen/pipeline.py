@@ -19,7 +19,7 @@ from hlsgen.config.limits import DEFAULT_LIMITS, Limits, beyond, elements
 from hlsgen.data import as_batch, load_array
 from hlsgen.errors import HlsgenError
 from hlsgen.golden import run_graph
-from hlsgen.ir import Graph, verify
+from hlsgen.ir import Graph, Op, verify
 from hlsgen.passes import FLOAT_PASSES, QUANT_PASSES, Pass, PassContext
 
 SAMPLE_SIZE = 16
@@ -154,7 +154,7 @@ def run_golden(c: Compilation, x: np.ndarray, integer: bool = False) -> list[np.
 
 def hardware_outputs(graph: Graph) -> list[str]:
     """The integer tensors the hardware hands to the host (inputs of DequantizeOutput)."""
-    return [n.inputs[0] for n in graph.nodes if n.op == "DequantizeOutput"]
+    return [n.inputs[0] for n in graph.nodes if n.op == Op.DEQUANTIZE_OUTPUT]
 
 
 def intermediates(c: Compilation, x: np.ndarray) -> dict[str, np.ndarray]:

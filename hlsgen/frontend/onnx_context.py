@@ -21,6 +21,7 @@ from hlsgen.config.limits import Limits, beyond, elements
 from hlsgen.frontend.onnx_ops_common import Poisoned, Unsupported
 from hlsgen.frontend.onnx_ops_layout import SHAPE_FOLDS
 from hlsgen.ir.graph import Node, Tensor
+from hlsgen.ir.ops import Op
 from hlsgen.ir.types import QType
 
 ArrayFn = Callable[[np.ndarray], np.ndarray]
@@ -151,7 +152,7 @@ class OnnxContext:
                                   f"{beyond(self.limits, 'tensor_elements', elements(s))}")
             self.tensors[o] = Tensor(o, tuple(int(d) for d in s))
             self.used_names.add(o)
-        self.nodes.append(Node(name, op, tuple(inputs), tuple(outputs), attrs))
+        self.nodes.append(Node(name, Op(op), tuple(inputs), tuple(outputs), attrs))
 
     def _const_tensor(self, name: str) -> None:
         if name not in self.consts:

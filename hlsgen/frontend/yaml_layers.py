@@ -20,6 +20,7 @@ from hlsgen.config.schema import Where, get_bool, get_enum, get_float, get_int
 from hlsgen.frontend.yaml_geometry import out_size, padding, pair
 from hlsgen.frontend.yaml_weights import BN_INITS, LayerWeights, he_normal, zeros
 from hlsgen.ir.graph import Node, Tensor
+from hlsgen.ir.ops import Op
 
 ACTIVATIONS = ("none", "relu", "relu6", "leaky_relu")
 BN_SUFFIXES = ("bn.gamma", "bn.beta", "bn.mean", "bn.var")
@@ -68,7 +69,7 @@ class Builder:
             if elements(s.shape) > self.limits.tensor_elements:
                 raise layer.where.error(f"output {list(s.shape[1:])}: "
                                         f"{beyond(self.limits, 'tensor_elements', elements(s.shape))}")
-            self.nodes.append(Node(node, s.op, (*data, *s.consts), (out,), s.attrs))
+            self.nodes.append(Node(node, Op(s.op), (*data, *s.consts), (out,), s.attrs))
             self.tensors[out] = Tensor(out, s.shape)
             data = [out]
         return data[0]

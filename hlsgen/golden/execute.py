@@ -16,47 +16,47 @@ import numpy as np
 from hlsgen.golden import float_ops as F
 from hlsgen.golden import int_ops as Q
 from hlsgen.ir.graph import Graph, Node, Tensor
-from hlsgen.ir.ops import UNARY_OPS
+from hlsgen.ir.ops import UNARY_OPS, Op
 
 Kernel = Callable[[Node, Graph, list[np.ndarray]], np.ndarray]
 
-KERNELS: dict[str, Kernel] = {
+KERNELS: dict[Op, Kernel] = {
     # float ops
-    "Conv": F.conv,
-    "Gemm": F.gemm,
-    "MatMul": F.matmul,
-    "Add": F.add,
-    "Sub": F.sub,
-    "Mul": F.mul,
-    "Div": F.div,
-    "Affine": F.affine,
-    "BatchNormalization": F.batch_normalization,
-    "Relu": F.relu,
-    "Clip": F.clip,
-    "LeakyRelu": F.leaky_relu,
-    "MaxPool": F.max_pool,
-    "AveragePool": F.average_pool,
-    "GlobalAveragePool": F.global_average_pool,
-    "Pad": F.pad,
-    "Reshape": F.reshape,
-    "Transpose": F.transpose,
-    "DepthToSpace": F.depth_to_space,
-    "Trunc": F.trunc,
-    "QuantizeLinear": F.quantize_linear,
-    "DequantizeLinear": F.dequantize_linear,
-    "Softmax": F.softmax,
-    "LogSoftmax": F.log_softmax,
-    **{str(op): F.unary for op in UNARY_OPS},
+    Op.CONV: F.conv,
+    Op.GEMM: F.gemm,
+    Op.MATMUL: F.matmul,
+    Op.ADD: F.add,
+    Op.SUB: F.sub,
+    Op.MUL: F.mul,
+    Op.DIV: F.div,
+    Op.AFFINE: F.affine,
+    Op.BATCHNORM: F.batch_normalization,
+    Op.RELU: F.relu,
+    Op.CLIP: F.clip,
+    Op.LEAKY_RELU: F.leaky_relu,
+    Op.MAXPOOL: F.max_pool,
+    Op.AVGPOOL: F.average_pool,
+    Op.GLOBAL_AVGPOOL: F.global_average_pool,
+    Op.PAD: F.pad,
+    Op.RESHAPE: F.reshape,
+    Op.TRANSPOSE: F.transpose,
+    Op.DEPTH_TO_SPACE: F.depth_to_space,
+    Op.TRUNC: F.trunc,
+    Op.QUANTIZE_LINEAR: F.quantize_linear,
+    Op.DEQUANTIZE_LINEAR: F.dequantize_linear,
+    Op.SOFTMAX: F.softmax,
+    Op.LOG_SOFTMAX: F.log_softmax,
+    **{op: F.unary for op in UNARY_OPS},
     # integer ops
-    "QLut": Q.qlut,
-    "QuantizeInput": Q.quantize_input,
-    "QConv": Q.qconv,
-    "QGemm": Q.qgemm,
-    "QAdd": Q.qadd,
-    "QMaxPool": Q.qmaxpool,
-    "QAvgPool": Q.qavgpool,
-    "QRequant": Q.qrequant,
-    "DequantizeOutput": Q.dequantize_output,
+    Op.QLUT: Q.qlut,
+    Op.QUANTIZE_INPUT: Q.quantize_input,
+    Op.QCONV: Q.qconv,
+    Op.QGEMM: Q.qgemm,
+    Op.QADD: Q.qadd,
+    Op.QMAXPOOL: Q.qmaxpool,
+    Op.QAVGPOOL: Q.qavgpool,
+    Op.QREQUANT: Q.qrequant,
+    Op.DEQUANTIZE_OUTPUT: Q.dequantize_output,
 }
 
 
@@ -121,7 +121,7 @@ def run_graph(
     for i, node in enumerate(graph.nodes):
         kernel = KERNELS.get(node.op)
         if kernel is None:
-            raise KeyError(f"no golden kernel for op {node.op!r} (node {node.name})")
+            raise KeyError(f"no golden kernel for op '{node.op}' (node {node.name})")
         result = kernel(node, graph, _node_inputs(node, graph, values))
         values[node.outputs[0]] = result
         for name in release.get(i, ()):

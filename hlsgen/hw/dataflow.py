@@ -29,38 +29,37 @@ from hlsgen.hw.fold import Choice, Folding, choose_folding
 from hlsgen.hw.lower import lower_node
 from hlsgen.hw.model import Dataflow, Layer, Stream, canonical_order
 from hlsgen.hw.resources import glue_resources, layer_resources
-from hlsgen.ir import Graph, Node
+from hlsgen.ir import Graph, Node, Op
+from hlsgen.ir.ops import HARDWARE_OPS, HOST_BOUNDARY_OPS, LAYOUT_OPS, RASTER_INPUT_OPS
 from hlsgen.passes.check_supported import host_tail_nodes
 from hlsgen.support.names import Namer
-
-LAYOUT_OPS = ("Reshape", "Transpose")
 
 
 def build_dataflow(graph: Graph, hw: HwConfig) -> Dataflow:
     """Lower every hardware node in each folding it may take, then fold to the device (fold.py)."""
     namer = Namer()
     tail = host_tail_nodes(graph)
-    quant_in = next(n for n in graph.nodes if n.op == "QuantizeInput")
+    quant_in = next(n for n in graph.nodes if n.op == Op.QUANTIZE_INPUT)
     host_head = {n.name for n in graph.nodes[:graph.nodes.index(quant_in)]}  # float preprocessing
     streams: dict[str, Stream] = {}
     first = input_stream(graph, quant_in.outputs[0], namer)
     streams[first.tensor] = first
     options: list[list[Layer]] = []
     for n in graph.nodes:
-        if n.op in ("QuantizeInput", "DequantizeOutput") or n.name in tail or n.name in host_head:
+        if n.op in HOST_BOUNDARY_OPS or n.name in tail or n.name in host_head:
             continue
-        if n.op not in _HARDWARE:
+        if n.op not in HARDWARE_OPS:
             raise HlsgenError(f"node {n.name} ({n.op}): no hardware unit for this op")
         ins = [streams[i] for i in n.inputs if not graph.is_const(i)]
         if n.op in LAYOUT_OPS:
             streams[n.outputs[0]] = relayout(graph, n, ins[0])
             continue
-        if n.op in _CANONICAL_INPUT or (n.op == "QRequant" and len(n.attr("mult")) > 1):
+        if n.op in RASTER_INPUT_OPS or (n.op == Op.QREQUANT and len(n.attr("mult")) > 1):
             ins = [_canonical(graph, s, namer, options, streams) for s in ins]
         forms, out = lower_node(graph, n, ins, hw, namer)
         streams[out.tensor] = out
         options.append(forms)
-    outs = tuple(streams[n.inputs[0]] for n in graph.nodes if n.op == "DequantizeOutput")
+    outs = tuple(streams[n.inputs[0]] for n in graph.nodes if n.op == Op.DEQUANTIZE_OUTPUT)
     by_name = {s.name: s for s in streams.values()}
     unfolded = [forms[0] for forms in options]
     edges = {**fifo_depths(unfolded, by_name), **{(s.name, ""): output_depth(s, unfolded) for s in outs}}
@@ -78,10 +77,6 @@ def fold(options: list[list[Layer]], by_name: dict[str, Stream], depths: dict[tu
                 for i, lay in enumerate(forms)] for forms in options]
     glue = glue_resources(depths, {s.name: s.channels * s.bits for s in by_name.values()})
     return choose_folding(choices, glue, floor, hw, [forms[0].node for forms in options])
-
-
-_HARDWARE = ("QConv", "QGemm", "QAdd", "QMaxPool", "QAvgPool", "QRequant", "QLut", "Reshape", "Transpose")
-_CANONICAL_INPUT = ("QConv", "QMaxPool", "QAvgPool")  # read pixels in raster order, channels innermost
 
 
 def _canonical(graph: Graph, s: Stream, namer: Namer, options: list[list[Layer]],
@@ -139,7 +134,7 @@ def _order_before(graph: Graph, chain: list[Node], shape: tuple[int, ...]) -> np
     """Flat indices of the chain's input, in the order that makes its output canonical."""
     order = canonical_order(shape)
     for n in reversed(chain):
-        if n.op == "Transpose":
+        if n.op == Op.TRANSPOSE:
             x_shape = graph.tensor(n.inputs[0]).shape[1:]
             perm = [p - 1 for p in n.attr("perm")[1:]]
             x_of_y = np.arange(int(np.prod(x_shape))).reshape(x_shape).transpose(perm).ravel()
@@ -151,7 +146,7 @@ def relayout(graph: Graph, node: Node, src: Stream) -> Stream:
     """Reshape keeps flat indices; Transpose permutes them. The stream itself is unchanged."""
     out = graph.tensor(node.outputs[0])
     order = src.order
-    if node.op == "Transpose":
+    if node.op == Op.TRANSPOSE:
         x_shape = graph.tensor(node.inputs[0]).shape[1:]
         perm = [p - 1 for p in node.attr("perm")[1:]]
         y_from_x = np.empty(int(np.prod(x_shape)), dtype=np.int64)

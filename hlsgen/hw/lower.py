@@ -12,7 +12,8 @@ import numpy as np
 from hlsgen.config.hw import HwConfig
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.model import Layer, Stream, canonical_order
-from hlsgen.ir import Graph, Node
+from hlsgen.ir import Graph, Node, Op
+from hlsgen.ir.ops import ELEMENTWISE_INT_OPS, MVU_OPS
 from hlsgen.support.names import Namer
 
 REQUANT_KEYS = ("zp", "lo", "hi", "rounding")
@@ -44,7 +45,7 @@ def output_stream(graph: Graph, n: Node, src: Stream, namer: Namer) -> Stream:
     assert t.qtype is not None
     bits, signed = t.qtype.int.bits, t.qtype.int.signed
     shape = t.shape[1:]
-    if n.op in ("QAdd", "QRequant", "QLut"):  # elementwise: same layout as the input
+    if n.op in ELEMENTWISE_INT_OPS:  # elementwise: same layout as the input
         return Stream(namer(t.name), t.name, src.pixels, src.channels, bits, signed, src.height, src.width, src.order)
     if len(shape) == 3:
         c, h, w = shape
@@ -98,17 +99,17 @@ def _gemm(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, d
 
 def node_macs(g: Graph, n: Node) -> int:
     """Multiply-accumulates per input image of a QConv/QGemm node (0 for other ops)."""
-    if n.op not in ("QConv", "QGemm"):
+    if n.op not in MVU_OPS:
         return 0
     w = g.tensor(n.inputs[1]).shape
-    if n.op == "QGemm":
+    if n.op == Op.QGEMM:
         return int(np.prod(w))
     return int(np.prod(g.tensor(n.outputs[0]).shape[2:]) * np.prod(w))
 
 
 def _pool(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, dict, dict, int]:
     params = _geometry(graph, n, ins[0], out)
-    if n.op == "QMaxPool":
+    if n.op == Op.QMAXPOOL:
         return "maxpool", {**params, "pad_value": n.attr("pad_value")}, {}, 0
     params |= {"x_zp": n.attr("x_zp"), "count_include_pad": n.attr("count_include_pad"),
                **{k: n.attr(k) for k in REQUANT_KEYS}}
@@ -136,8 +137,8 @@ def _lut(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> tuple[str, di
         {"table": np.asarray(n.attr("table"), dtype=np.int64)}, 0
 
 
-LOWER = {"QConv": _conv, "QGemm": _gemm, "QMaxPool": _pool, "QAvgPool": _pool, "QAdd": _add, "QRequant": _requant,
-         "QLut": _lut}
+LOWER = {Op.QCONV: _conv, Op.QGEMM: _gemm, Op.QMAXPOOL: _pool, Op.QAVGPOOL: _pool, Op.QADD: _add,
+         Op.QREQUANT: _requant, Op.QLUT: _lut}
 
 
 def require_canonical(graph: Graph, node: Node, stream: Stream) -> None:

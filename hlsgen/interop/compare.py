@@ -39,6 +39,7 @@ from hlsgen.golden import KERNELS
 from hlsgen.golden.int_ops import channel_param
 from hlsgen.interop.ort import ort_integers, ort_reference, ort_version
 from hlsgen.ir import Graph, Node
+from hlsgen.ir.ops import INTEGER_LAYER_OPS, LAYOUT_OPS
 from hlsgen.pipeline import Compilation, compile_model, intermediates
 from hlsgen.support.identifiers import shown
 from hlsgen.support.outfile import write_owned_file
@@ -48,10 +49,9 @@ __all__ = ["BOUND_LSB", "COMPARED_OPS", "Comparison", "LayerAgreement", "agreeme
            "end_to_end_differences", "fed_differences", "layer_agreement", "ort_integers", "ort_name",
            "render_table", "step_differences", "to_json", "write_json"]
 
-COMPARED_OPS = ("QConv", "QGemm", "QAdd", "QAvgPool", "QMaxPool", "QRequant", "QLut")
+COMPARED_OPS = INTEGER_LAYER_OPS
 BOUND_LSB = 1  # every rounding point, fed onnxruntime's inputs
 SYNTHETIC_BATCH = 8
-_LAYOUT_OPS = ("Reshape", "Transpose")
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def ort_codes(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]) -> np.ndarra
     """onnxruntime's codes of an integer tensor: its counterpart's, or for a tensor hlsgen made with a
     Reshape/Transpose (a 1-D conv run as 2-D), that op applied to its input's codes."""
     p = g.producer(tensor)
-    if not _names(g, tensor, ort) and p is not None and p.op in _LAYOUT_OPS:
+    if not _names(g, tensor, ort) and p is not None and p.op in LAYOUT_OPS:
         return KERNELS[p.op](p, g, [ort_codes(g, p.inputs[0], ort)])
     return ort[ort_name(g, tensor, ort)].astype(np.int64)
 
@@ -117,7 +117,7 @@ def _output_view(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]
     chain: list[Node] = []
     while not _names(g, tensor, ort):
         m = g.single_consumer(tensor)
-        if m is None or m.op not in _LAYOUT_OPS:
+        if m is None or m.op not in LAYOUT_OPS:
             ort_name(g, tensor, ort)  # raises, naming the tensor
         assert m is not None
         chain.append(m)

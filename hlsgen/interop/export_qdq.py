@@ -30,23 +30,24 @@ import onnx
 
 from hlsgen.errors import HlsgenError
 from hlsgen.interop.qdq_builder import QdqBuilder
-from hlsgen.ir import Graph, Node
+from hlsgen.ir import Graph, Node, Op
+from hlsgen.ir.ops import CONSTANT_SCALINGS
 from hlsgen.passes.check_supported import host_tail_nodes
 
 INFO_ATTRS = {"acc_bits", "mult_bits", "act", "post_act", "reproduces", "rounding"}  # descriptive only
 TWO_STEP = {"mid_mult", "mid_mult_neg", "mid_shift", "mid_zp", "mid_lo", "mid_hi", "post_bias"}
-KNOWN_ATTRS = {
-    "QuantizeInput": set(), "DequantizeOutput": set(), "Reshape": {"shape"}, "Transpose": {"perm"},
-    "Affine": {"axis"}, "Add": set(), "Sub": set(), "Mul": set(), "Div": set(),  # host-side, before the input Q
-    "QConv": {"strides", "pads", "dilations", "group", "pad_value", "mult", "shift", "mult_neg", "zp", "lo", "hi",
+KNOWN_ATTRS: dict[Op, set[str]] = {
+    Op.QUANTIZE_INPUT: set(), Op.DEQUANTIZE_OUTPUT: set(), Op.RESHAPE: {"shape"}, Op.TRANSPOSE: {"perm"},
+    Op.AFFINE: {"axis"}, Op.ADD: set(), Op.SUB: set(), Op.MUL: set(), Op.DIV: set(),  # host-side, before the input Q
+    Op.QCONV: {"strides", "pads", "dilations", "group", "pad_value", "mult", "shift", "mult_neg", "zp", "lo", "hi",
               "skip_zp", "skip_mult", *TWO_STEP},
-    "QGemm": {"mult", "shift", "mult_neg", "zp", "lo", "hi", *TWO_STEP},
-    "QAdd": {"a_zp", "b_zp", "a_mult", "b_mult", "shift", "mult_neg", "zp", "lo", "hi"},
-    "QAvgPool": {"kernel", "strides", "pads", "count_include_pad", "x_zp", "mult", "shift", "mult_neg", "zp", "lo",
+    Op.QGEMM: {"mult", "shift", "mult_neg", "zp", "lo", "hi", *TWO_STEP},
+    Op.QADD: {"a_zp", "b_zp", "a_mult", "b_mult", "shift", "mult_neg", "zp", "lo", "hi"},
+    Op.QAVGPOOL: {"kernel", "strides", "pads", "count_include_pad", "x_zp", "mult", "shift", "mult_neg", "zp", "lo",
                  "hi"},
-    "QMaxPool": {"kernel", "strides", "pads", "dilations", "pad_value"},
-    "QRequant": {"x_zp", "axis", "mult", "shift", "mult_neg", "zp", "lo", "hi"},
-    "QLut": {"table", "x_lo"},
+    Op.QMAXPOOL: {"kernel", "strides", "pads", "dilations", "pad_value"},
+    Op.QREQUANT: {"x_zp", "axis", "mult", "shift", "mult_neg", "zp", "lo", "hi"},
+    Op.QLUT: {"table", "x_lo"},
 }
 
 
@@ -138,7 +139,7 @@ def _finish(b: QdqBuilder, n: Node, x: str, ndim: int, axis: int = 1, leaky: boo
     zp, lo, hi = int(n.attr("zp", zp_default)), int(n.attr("lo", qt.int.lo)), int(n.attr("hi", qt.int.hi))
     if leaky:
         x = _leaky(b, n, x, ndim, axis)
-    if n.op == "QConv" and len(n.inputs) > 3:  # + (skip − skip_zp)·Mb/2^S, in units of s_y
+    if n.op == Op.QCONV and len(n.inputs) > 3:  # + (skip − skip_zp)·Mb/2^S, in units of s_y
         zp_s = _ints(n, "skip_zp")
         scale = _positive(n, _ratio(n, "skip_mult"), "skip") * s_y
         skip_f = b.dq(n.inputs[3], scale, 0 if zp_s is None else zp_s, b.tensor_dtype(n.inputs[3]))
@@ -323,9 +324,9 @@ def transpose(b: QdqBuilder, n: Node) -> None:
     b.op("Transpose", [n.inputs[0]], n.name, out=n.outputs[0], perm=list(n.attr("perm")))
 
 
-EMITTERS: dict[str, Callable[[QdqBuilder, Node], None]] = {
-    "QuantizeInput": quantize_input, "DequantizeOutput": dequantize_output, "Reshape": reshape,
-    "Transpose": transpose, "QConv": qconv, "QGemm": qgemm, "QAdd": qadd, "QAvgPool": qavgpool,
-    "QMaxPool": qmaxpool, "QRequant": qrequant, "QLut": qlut, "Affine": affine,
-    **{op: elementwise for op in ("Add", "Sub", "Mul", "Div")},
+EMITTERS: dict[Op, Callable[[QdqBuilder, Node], None]] = {
+    Op.QUANTIZE_INPUT: quantize_input, Op.DEQUANTIZE_OUTPUT: dequantize_output, Op.RESHAPE: reshape,
+    Op.TRANSPOSE: transpose, Op.QCONV: qconv, Op.QGEMM: qgemm, Op.QADD: qadd, Op.QAVGPOOL: qavgpool,
+    Op.QMAXPOOL: qmaxpool, Op.QREQUANT: qrequant, Op.QLUT: qlut, Op.AFFINE: affine,
+    **{op: elementwise for op in CONSTANT_SCALINGS},
 }

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from hlsgen.ir.ops import default_attr
+from hlsgen.ir.ops import Op, default_attr
 from hlsgen.ir.types import QType
 
 
@@ -55,13 +55,17 @@ def _freeze(attrs: Mapping[str, Any] | None) -> Mapping[str, Any]:
 
 @dataclass(frozen=True, eq=False)
 class Node:
+    """One operator application. `op` is an Op (a name of one is converted; an unknown one is a
+    bug of the front-end that built the node, which refuses unknown source ops before)."""
+
     name: str
-    op: str
+    op: Op
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     attrs: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "op", Op(self.op))
         object.__setattr__(self, "inputs", tuple(self.inputs))
         object.__setattr__(self, "outputs", tuple(self.outputs))
         object.__setattr__(self, "attrs", _freeze(self.attrs))

@@ -1,7 +1,8 @@
 """The one schema of IR operators: every op, its arity and every attribute with its default.
 
-`Op` names each operator (a `str` enum: `Op.CONV == "Conv"`, so node ops stay plain strings in
-dumps). `SPECS[op]` gives the number of inputs it takes and its attributes: a default, or REQUIRED.
+`Op` names each operator (a `str` enum: `Op.CONV == "Conv"`, so dumps and reports print the ONNX-style
+name); `Node.op` is an Op. `SPECS[op]` gives the number of inputs it takes and its attributes: a
+default, or REQUIRED.
 `verify` (run after every pass) refuses a node whose op, arity, attribute names or enumerated
 attribute values are not in this table, so a misspelt attribute or a new rounding mode cannot be
 silently ignored by a kernel that falls back to a default. `Node.attr(name)` without an explicit
@@ -159,16 +160,35 @@ SPECS: Mapping[Op, OpSpec] = MappingProxyType({
     Op.DEQUANTIZE_OUTPUT: _spec(1),
 })
 
+# ---- named op groups: every pass, kernel table and report reads these, never a set of its own ------------
 # elementwise functions of one input: a lookup table in hardware (QLut), or host-side at the tail
 UNARY_OPS = (Op.SIGMOID, Op.TANH, Op.ELU, Op.SELU, Op.HARD_SIGMOID, Op.HARD_SWISH, Op.SOFTPLUS, Op.SOFTSIGN,
              Op.ERF, Op.EXP, Op.GELU)
+LAYOUT_OPS = (Op.RESHAPE, Op.TRANSPOSE)  # move elements, compute nothing: exact on codes
+QDQ_OPS = (Op.QUANTIZE_LINEAR, Op.DEQUANTIZE_LINEAR)  # the source model's quantizers (absorbed by passes)
+FLOAT_LAYER_OPS = (Op.CONV, Op.GEMM)  # float layers with weights: they take fused epilogues
+FUSABLE_ACTIVATIONS = (Op.RELU, Op.CLIP, Op.LEAKY_RELU)  # fused into the layer before them
+CONSTANT_SCALINGS = (Op.MUL, Op.DIV, Op.ADD, Op.SUB)  # by a constant: Affine, folded into a layer
+HOST_BOUNDARY_OPS = (Op.QUANTIZE_INPUT, Op.DEQUANTIZE_OUTPUT)  # float <-> codes at the edges of the design
+MVU_OPS = (Op.QCONV, Op.QGEMM)  # integer matrix-vector layers: weights, an accumulator, a requant epilogue
+INTEGER_LAYER_OPS = (*MVU_OPS, Op.QADD, Op.QAVGPOOL, Op.QMAXPOOL, Op.QREQUANT, Op.QLUT)  # one hardware layer each
+HARDWARE_OPS = (*INTEGER_LAYER_OPS, *LAYOUT_OPS)  # what the dataflow builds (layout ops as stream orders)
+REQUANT_OPS = (*MVU_OPS, Op.QAVGPOOL, Op.QADD, Op.QREQUANT)  # end in a requant step (shift, zp, lo, hi)
+ELEMENTWISE_INT_OPS = (Op.QADD, Op.QREQUANT, Op.QLUT)  # keep their input's stream layout
+RASTER_INPUT_OPS = (Op.QCONV, Op.QMAXPOOL, Op.QAVGPOOL)  # read pixels in raster order, channels innermost
+
+
+def op_of(op: str) -> Op | None:
+    """The Op named `op` (None when there is none)."""
+    try:
+        return Op(op)
+    except ValueError:
+        return None
 
 
 def spec_of(op: str) -> OpSpec | None:
-    try:
-        return SPECS[Op(op)]
-    except ValueError:
-        return None
+    known = op_of(op)
+    return None if known is None else SPECS[known]
 
 
 def default_attr(op: str, name: str) -> Any:

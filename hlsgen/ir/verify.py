@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from hlsgen.ir.graph import Graph
-from hlsgen.ir.ops import node_problems
+from hlsgen.ir.ops import MVU_OPS, node_problems
 
 REQUANT_ATTRS = ("mult", "shift", "zp", "lo", "hi", "rounding")
-CHANNEL_OPS = {"QConv": 0, "QGemm": 0}
+CHANNEL_OPS = dict.fromkeys(MVU_OPS, 0)
 
 
 class VerifyError(AssertionError):

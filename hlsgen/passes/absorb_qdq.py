@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hlsgen.errors import HlsgenError
-from hlsgen.ir import Edit, Graph, Node, Note, Tensor
+from hlsgen.ir import Edit, Graph, Node, Note, Op, Tensor
+from hlsgen.ir.ops import QDQ_OPS
 from hlsgen.numerics import quantize
 from hlsgen.passes.context import PassContext
 from hlsgen.passes.rewrite import rewrite_all
@@ -35,7 +36,7 @@ def absorb_qdq(graph: Graph, ctx: PassContext) -> Graph:
     graph = rewrite_all(graph, _absorb_pair)
     if ctx.config.quant.fuse_across_qdq:
         graph = rewrite_all(graph, _restore_absorbed_relu)
-    leftover = [n for n in graph.nodes if n.op in ("QuantizeLinear", "DequantizeLinear")]
+    leftover = [n for n in graph.nodes if n.op in QDQ_OPS]
     if leftover:
         n = leftover[0]
         raise HlsgenError(
@@ -46,7 +47,7 @@ def absorb_qdq(graph: Graph, ctx: PassContext) -> Graph:
 
 
 def _fold_const_quantize(graph: Graph, node: Node) -> Edit | None:
-    if node.op != "QuantizeLinear" or not graph.is_const(node.inputs[0]):
+    if node.op != Op.QUANTIZE_LINEAR or not graph.is_const(node.inputs[0]):
         return None
     out = graph.tensor(node.outputs[0])
     assert out.qtype is not None
@@ -56,7 +57,7 @@ def _fold_const_quantize(graph: Graph, node: Node) -> Edit | None:
 
 
 def _fold_const_dequantize(graph: Graph, node: Node) -> Edit | None:
-    if node.op != "DequantizeLinear" or not graph.is_const(node.inputs[0]):
+    if node.op != Op.DEQUANTIZE_LINEAR or not graph.is_const(node.inputs[0]):
         return None
     src = graph.tensor(node.inputs[0])
     if not src.integer or src.qtype is None:
@@ -66,10 +67,10 @@ def _fold_const_dequantize(graph: Graph, node: Node) -> Edit | None:
 
 
 def _absorb_pair(graph: Graph, node: Node) -> Edit | None:
-    if node.op != "DequantizeLinear":
+    if node.op != Op.DEQUANTIZE_LINEAR:
         return None
     q_node = graph.producer(node.inputs[0])
-    if q_node is None or q_node.op != "QuantizeLinear":
+    if q_node is None or q_node.op != Op.QUANTIZE_LINEAR:
         return None
     x = graph.tensor(q_node.inputs[0])
     qtype = graph.tensor(q_node.outputs[0]).qtype
@@ -87,7 +88,7 @@ def _absorb_pair(graph: Graph, node: Node) -> Edit | None:
 
 # Ops whose output rounding a later pass may fuse away (into an epilogue or a BN fold). An Add keeps
 # its output rounding (a residual epilogue or a standalone add writes that tensor), so it needs none.
-FUSABLE_PRODUCERS = ("Conv", "Gemm", "MatMul", "BatchNormalization")
+FUSABLE_PRODUCERS = (Op.CONV, Op.GEMM, Op.MATMUL, Op.BATCHNORM)
 
 
 def _restore_absorbed_relu(graph: Graph, node: Node) -> Edit | None:
@@ -99,7 +100,7 @@ def _restore_absorbed_relu(graph: Graph, node: Node) -> Edit | None:
         return None
     pre = Tensor(f"{out.name}.pre_relu", out.shape)
     moved = Node(node.name, node.op, node.inputs, (pre.name,), {**node.attrs, "relu_restored": True})
-    relu = Node(f"{node.name}.relu", "Relu", (pre.name,), (out.name,))
+    relu = Node(f"{node.name}.relu", Op.RELU, (pre.name,), (out.name,))
     note = Note("relu_restored", node.name, f"quantizer of {out.name} clamps at 0 (zero point {q.int.lo}): "
                 "explicit Relu restored")
     return Edit(remove=(node.name,), add=(moved, relu), tensors=(pre,), notes=(note,))

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from hlsgen.ir import Node, Tensor
+from hlsgen.ir import Node, Op, Tensor
 
 
 def affine_node(name: str, x: str, y: str, a: np.ndarray, b: np.ndarray) -> tuple[Node, tuple[Tensor, ...]]:
     """An Affine node plus its two constant tensors (named after the node)."""
     ta = Tensor(f"{name}.a", (a.size,), None, np.asarray(a, dtype=np.float64))
     tb = Tensor(f"{name}.b", (b.size,), None, np.asarray(b, dtype=np.float64))
-    return Node(name, "Affine", (x, ta.name, tb.name), (y,), {"axis": 1}), (ta, tb)
+    return Node(name, Op.AFFINE, (x, ta.name, tb.name), (y,), {"axis": 1}), (ta, tb)
 
 
 def per_channel_vector(value: np.ndarray, x_shape: tuple[int, ...]) -> np.ndarray | None:

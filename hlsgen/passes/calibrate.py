@@ -27,13 +27,14 @@ from dataclasses import replace
 import numpy as np
 
 from hlsgen.errors import HlsgenError
-from hlsgen.ir import Graph, IntType, QType
+from hlsgen.ir import Graph, IntType, Op, QType
+from hlsgen.ir.ops import LAYOUT_OPS
 from hlsgen.numerics import activation_qtype
 from hlsgen.passes.check_supported import host_head, host_tail
 from hlsgen.passes.context import PassContext
 from hlsgen.support import progress
 
-PASSTHROUGH_OPS = ("MaxPool", "Reshape", "Transpose")
+PASSTHROUGH_OPS = (Op.MAXPOOL, *LAYOUT_OPS)
 PROGRESS_MIN = 256  # calibration inputs from which the run is chunked and its progress shown
 CHUNK = 64
 

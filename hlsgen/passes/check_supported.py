@@ -24,7 +24,7 @@ LAYOUT_OPS = (Op.RESHAPE, Op.TRANSPOSE)
 
 def host_tail_nodes(graph: Graph) -> set[str]:
     """Names of the integer graph's nodes after DequantizeOutput: float ops the host runs."""
-    after = {n.outputs[0] for n in graph.nodes if n.op == "DequantizeOutput"}
+    after = {n.outputs[0] for n in graph.nodes if n.op == Op.DEQUANTIZE_OUTPUT}
     names: set[str] = set()
     for n in graph.nodes:
         if any(i in after for i in n.inputs):
@@ -71,7 +71,7 @@ def host_head(graph: Graph) -> tuple[str, ...]:
         t = n.outputs[0]
         q = graph.tensor(t).qtype
         if q is not None:
-            return tuple(m.name for m in chain) if n.op == "Affine" and q.axis is None else ()
+            return tuple(m.name for m in chain) if n.op == Op.AFFINE and q.axis is None else ()
     return ()
 
 
@@ -98,18 +98,18 @@ def _tail_problem(n: Node) -> str | None:
 def _hardware_problem(graph: Graph, n: Node) -> str | None:
     if n.op not in HARDWARE_OPS:
         return f"no integer hardware mapping for {n.op} here" + (
-            " (only a constant per-channel scaling or a bias is supported)" if n.op in ("Mul", "Div", "Sub", "Add")
+            " (only a constant per-channel scaling or a bias is supported)" if n.op in (Op.MUL, Op.DIV, Op.SUB, Op.ADD)
             else "")
-    if n.op in ("Conv", "Gemm") and not all(graph.is_const(i) for i in n.inputs[1:3]):
+    if n.op in (Op.CONV, Op.GEMM) and not all(graph.is_const(i) for i in n.inputs[1:3]):
         return "weights and bias must be constants"
-    if n.op == "Gemm" and len(graph.tensor(n.inputs[0]).shape) != 2:
+    if n.op == Op.GEMM and len(graph.tensor(n.inputs[0]).shape) != 2:
         return "Gemm input must be 2-D [N, K]"
-    if n.op == "Add":
+    if n.op == Op.ADD:
         if any(graph.is_const(i) for i in n.inputs):
             return "Add of a constant that is not a per-channel bias"
         shapes = [graph.tensor(i).shape for i in n.inputs]
         if shapes[0] != shapes[1]:
             return f"Add with broadcasting ({list(shapes[0])} + {list(shapes[1])}) is not supported"
-    if n.op == "AveragePool" and any(n.attr("pads")) and not n.attr("count_include_pad"):
+    if n.op == Op.AVGPOOL and any(n.attr("pads")) and not n.attr("count_include_pad"):
         return "AveragePool with padding excluded from the count (count_include_pad=0) is not supported"
     return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from hlsgen.ir import Edit, Graph, Node
+from hlsgen.ir import Edit, Graph, Node, Op
 from hlsgen.passes.context import PassContext
 from hlsgen.passes.rewrite import rewrite_all
 
@@ -25,9 +25,9 @@ def cleanup(graph: Graph, ctx: PassContext) -> Graph:
 
 
 def _drop_noop_layout(graph: Graph, node: Node) -> Edit | None:
-    if node.op == "Transpose":
+    if node.op == Op.TRANSPOSE:
         noop = tuple(node.attr("perm")) == tuple(range(len(node.attr("perm"))))
-    elif node.op == "Reshape":
+    elif node.op == Op.RESHAPE:
         noop = graph.tensor(node.inputs[0]).shape == graph.tensor(node.outputs[0]).shape
     else:
         return None
@@ -37,14 +37,14 @@ def _drop_noop_layout(graph: Graph, node: Node) -> Edit | None:
 
 
 def _fold_pad(graph: Graph, node: Node) -> Edit | None:
-    if node.op != "Pad":
+    if node.op != Op.PAD:
         return None
     user = graph.single_consumer(node.outputs[0])
     if user is None or not _pad_fits(node, user):
         return None
     pads = tuple(int(a) + int(b) for a, b in zip(user.attr("pads"), node.attr("pads"), strict=True))
     merged = user.with_attrs(pads=pads)
-    if user.op == "AveragePool":  # the folded zeros were real values: they count
+    if user.op == Op.AVGPOOL:  # the folded zeros were real values: they count
         merged = merged.with_attrs(count_include_pad=1)
     merged = Node(merged.name, merged.op, (node.inputs[0],) + user.inputs[1:], merged.outputs, merged.attrs)
     return Edit(remove=(node.name, user.name), add=(merged,))
@@ -52,11 +52,11 @@ def _fold_pad(graph: Graph, node: Node) -> Edit | None:
 
 def _pad_fits(pad: Node, user: Node) -> bool:
     value = float(pad.attr("value"))
-    if user.op == "Conv":
+    if user.op == Op.CONV:
         return value == 0.0
-    if user.op == "MaxPool":
+    if user.op == Op.MAXPOOL:
         return value == -math.inf
-    if user.op == "AveragePool":
+    if user.op == Op.AVGPOOL:
         no_own_pads = not any(user.attr("pads"))
         return value == 0.0 and (no_own_pads or bool(user.attr("count_include_pad")))
     return False

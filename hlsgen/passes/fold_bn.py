@@ -27,7 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from hlsgen.errors import HlsgenError
-from hlsgen.ir import Edit, Graph, Node, Note, QType, Tensor
+from hlsgen.ir import Edit, Graph, Node, Note, Op, QType, Tensor
+from hlsgen.ir.ops import FLOAT_LAYER_OPS
 from hlsgen.passes import two_step
 from hlsgen.passes.affine import affine_node
 from hlsgen.passes.context import PassContext
@@ -50,7 +51,7 @@ def bn_coefficients(gamma: np.ndarray, beta: np.ndarray, mean: np.ndarray, var: 
 
 
 def _bn_to_affine(graph: Graph, node: Node, floor: float, strict: bool) -> Edit | None:
-    if node.op != "BatchNormalization":
+    if node.op != Op.BATCHNORM:
         return None
     gamma, beta, mean, var = (graph.tensor(i).real_value().reshape(-1) for i in node.inputs[1:5])
     eps = float(node.attr("epsilon"))
@@ -92,7 +93,7 @@ def _check_epsilon(node: Node, eps: float, var: np.ndarray, floor: float) -> Non
 
 
 def _fold_affine(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:
-    if node.op != "Affine":
+    if node.op != Op.AFFINE:
         return None
     t = node.inputs[0]
     prev = graph.producer(t)
@@ -101,14 +102,14 @@ def _fold_affine(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:
     a, b = graph.tensor(node.inputs[1]).real_value(), graph.tensor(node.inputs[2]).real_value()
     crosses = two_step.quantized(graph, t) and not across_qdq
     gain = float(np.max(np.abs(a)))
-    if prev.op == "Affine":
+    if prev.op == Op.AFFINE:
         if crosses:
             return None  # the model rounds between the two affines: they stay two layers
         pa, pb = graph.tensor(prev.inputs[1]).real_value(), graph.tensor(prev.inputs[2]).real_value()
         merged, consts = affine_node(prev.name, prev.inputs[0], node.outputs[0], pa * a, pb * a + b)
         notes = dropped_rounding(graph, t, prev.name, gain)
         return Edit(remove=(prev.name, node.name), add=(merged,), tensors=consts, notes=notes)
-    if prev.op not in ("Conv", "Gemm") or len(prev.inputs) > 3:
+    if prev.op not in FLOAT_LAYER_OPS or len(prev.inputs) > 3:
         return None
     if crosses or two_step.has_mid(prev):
         return _fold_into_step2(graph, node, prev, a, b, crosses)

@@ -28,12 +28,11 @@ from __future__ import annotations
 import math
 
 from hlsgen.errors import HlsgenError
-from hlsgen.ir import Edit, Graph, Node, Note
+from hlsgen.ir import Edit, Graph, Node, Note, Op
+from hlsgen.ir.ops import FLOAT_LAYER_OPS, FUSABLE_ACTIVATIONS
 from hlsgen.passes import two_step
 from hlsgen.passes.context import PassContext
 from hlsgen.passes.rewrite import dropped_rounding, rewrite_all
-
-LAYERS = ("Conv", "Gemm")
 
 
 def fuse_epilogue(graph: Graph, ctx: PassContext) -> Graph:
@@ -57,12 +56,12 @@ def _fusion_kind(graph: Graph, layer: Node, tensor: str, across_qdq: bool) -> st
 
 
 def _fuse_residual(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:
-    if node.op != "Add" or any(graph.is_const(i) for i in node.inputs):
+    if node.op != Op.ADD or any(graph.is_const(i) for i in node.inputs):
         return None
     if node.inputs[0] == node.inputs[1]:  # c + c: the layer cannot be its own skip (it stays an Add)
         return None
     candidates = [(pos, c, kind) for pos in (0, 1)
-                  if (c := graph.producer(node.inputs[pos])) is not None and c.op == "Conv" and len(c.inputs) == 3
+                  if (c := graph.producer(node.inputs[pos])) is not None and c.op == Op.CONV and len(c.inputs) == 3
                   and (kind := _fusion_kind(graph, c, node.inputs[pos], across_qdq)) is not None]
     if not candidates:
         return None
@@ -74,7 +73,7 @@ def _fuse_residual(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:
         raise HlsgenError(f"nodes {conv.name} and {other.name if other else skip} meet at {node.name} with "
                           f"different shapes {list(main_shape)} and {list(skip_shape)}")
     attrs = two_step.start(graph, conv, node.inputs[pos]) if kind == "start" else conv.attrs
-    fused = Node(conv.name, "Conv", conv.inputs + (skip,), node.outputs, attrs)
+    fused = Node(conv.name, Op.CONV, conv.inputs + (skip,), node.outputs, attrs)
     return Edit(remove=(conv.name, node.name), add=(fused,), notes=_notes(graph, node.inputs[pos], conv, kind))
 
 
@@ -93,13 +92,13 @@ def _input_position(graph: Graph, conv: Node) -> tuple[int, int]:
 
 
 def _fuse_activation(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:
-    if node.op not in ("Relu", "Clip", "LeakyRelu"):
+    if node.op not in FUSABLE_ACTIVATIONS:
         return None
     layer = graph.producer(node.inputs[0])
-    if layer is None or layer.op not in LAYERS:
+    if layer is None or layer.op not in FLOAT_LAYER_OPS:
         return None
     kind = _fusion_kind(graph, layer, node.inputs[0], across_qdq)
-    leaky = node.op == "LeakyRelu"
+    leaky = node.op == Op.LEAKY_RELU
     if kind is None or (leaky and kind == "single" and len(layer.inputs) > 3):
         return None
     if leaky and kind == "post" and not two_step.post_bias_free(layer):
@@ -116,9 +115,9 @@ def _fuse_activation(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:
 
 def activation_attrs(node: Node) -> dict[str, object]:
     """Epilogue attributes equivalent to a standalone Relu / Clip / LeakyRelu node."""
-    if node.op == "Relu":
+    if node.op == Op.RELU:
         return {"act": "relu", "clip_min": 0.0, "clip_max": math.inf}
-    if node.op == "Clip":
+    if node.op == Op.CLIP:
         return {"act": "clip", "clip_min": float(node.attr("min")),
                 "clip_max": float(node.attr("max"))}
     return {"act": "leaky", "alpha": float(node.attr("alpha"))}

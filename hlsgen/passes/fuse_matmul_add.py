@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from hlsgen.errors import HlsgenError
-from hlsgen.ir import Edit, Graph, Node, QType, Tensor
+from hlsgen.ir import Edit, Graph, Node, Op, QType, Tensor
 from hlsgen.passes import two_step
 from hlsgen.passes.context import PassContext
 from hlsgen.passes.rewrite import const_value, dropped_rounding, rewrite_all
@@ -32,13 +32,13 @@ def fuse_matmul_add(graph: Graph, ctx: PassContext) -> Graph:
 
 
 def _matmul_to_gemm(graph: Graph, node: Node) -> Edit | None:
-    if node.op != "MatMul":
+    if node.op != Op.MATMUL:
         return None
     w = graph.tensor(node.inputs[1])
     weight = Tensor(f"{node.name}.weight", (w.shape[1], w.shape[0]), _transposed_qtype(w),
                     None if w.data is None else np.ascontiguousarray(w.data.T), w.integer, (w.name,))
     bias = Tensor(f"{node.name}.bias", (w.shape[1],), None, np.zeros(w.shape[1]))
-    gemm = Node(node.name, "Gemm", (node.inputs[0], weight.name, bias.name), node.outputs,
+    gemm = Node(node.name, Op.GEMM, (node.inputs[0], weight.name, bias.name), node.outputs,
                 {"act": "none", "clip_min": -np.inf, "clip_max": np.inf, "alpha": 0.0})
     return Edit(remove=(node.name,), add=(gemm,), tensors=(weight, bias))
 
@@ -50,11 +50,11 @@ def _transposed_qtype(w: Tensor) -> QType | None:
 
 
 def _absorb_bias_add(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:
-    if node.op != "Add":
+    if node.op != Op.ADD:
         return None
     for pos in (0, 1):
         gemm, other = graph.producer(node.inputs[pos]), node.inputs[1 - pos]
-        if gemm is None or gemm.op != "Gemm" or gemm.attr("act") != "none":
+        if gemm is None or gemm.op != Op.GEMM or gemm.attr("act") != "none":
             continue
         b = const_value(graph, other)
         if b is None or graph.single_consumer(gemm.outputs[0]) is None:
@@ -67,13 +67,13 @@ def _absorb_bias_add(graph: Graph, node: Node, across_qdq: bool) -> Edit | None:
         if two_step.has_mid(gemm):
             return None
         if two_step.quantized(graph, node.inputs[pos]) and not across_qdq:
-            fused = Node(gemm.name, "Gemm", gemm.inputs, node.outputs,
+            fused = Node(gemm.name, Op.GEMM, gemm.inputs, node.outputs,
                          two_step.start(graph, gemm, node.inputs[pos], None, full_b))
             notes = two_step.kept_rounding_note(graph, node.inputs[pos], gemm.name)
             return Edit(remove=(gemm.name, node.name), add=(fused,), notes=notes)
         old = graph.tensor(gemm.inputs[2])
         bias = Tensor(f"{gemm.name}.bias_fused", old.shape, None, old.real_value() + full_b)
-        fused = Node(gemm.name, "Gemm", (gemm.inputs[0], gemm.inputs[1], bias.name), node.outputs, gemm.attrs)
+        fused = Node(gemm.name, Op.GEMM, (gemm.inputs[0], gemm.inputs[1], bias.name), node.outputs, gemm.attrs)
         notes = dropped_rounding(graph, node.inputs[pos], gemm.name)
         return Edit(remove=(gemm.name, node.name), add=(fused,), tensors=(bias,), notes=notes)
     return None

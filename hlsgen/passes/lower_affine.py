@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hlsgen.ir import Edit, Graph, Node, Note, Tensor
+from hlsgen.ir import Edit, Graph, Node, Note, Op, Tensor
 from hlsgen.passes.check_supported import host_head
 from hlsgen.passes.context import PassContext
 from hlsgen.passes.rewrite import rewrite_all
@@ -29,7 +29,7 @@ def lower_affine(graph: Graph, ctx: PassContext) -> Graph:
 
 
 def _lower(graph: Graph, node: Node) -> Edit | None:
-    if node.op != "Affine":
+    if node.op != Op.AFFINE:
         return None
     rank = len(graph.tensor(node.inputs[0]).shape)
     a, b = graph.tensor(node.inputs[1]).real_value(), graph.tensor(node.inputs[2]).real_value()
@@ -38,10 +38,10 @@ def _lower(graph: Graph, node: Node) -> Edit | None:
     if rank == 4:
         weight = Tensor(f"{node.name}.weight", (c, 1, 1, 1), None, a.reshape(c, 1, 1, 1))
         attrs = {"strides": (1, 1), "pads": (0, 0, 0, 0), "dilations": (1, 1), "group": c, **EPILOGUE_NONE}
-        op = "Conv"
+        op = Op.CONV
     elif rank == 2:
         weight = Tensor(f"{node.name}.weight", (c, c), None, np.diag(a))
-        attrs, op = dict(EPILOGUE_NONE), "Gemm"
+        attrs, op = dict(EPILOGUE_NONE), Op.GEMM
     else:
         return None
     layer = Node(node.name, op, (node.inputs[0], weight.name, bias.name), node.outputs, attrs)

@@ -59,7 +59,7 @@ def quantize(graph: Graph, ctx: PassContext) -> Graph:
     tail, head = host_tail(graph), host_head(graph)
     x = _host_head(graph, b, head)
     b.tensors[x] = graph.tensor(x)
-    b.nodes.append(Node(f"{x}.quantize", "QuantizeInput", (x,), (f"{x}.q",),
+    b.nodes.append(Node(f"{x}.quantize", Op.QUANTIZE_INPUT, (x,), (f"{x}.q",),
                         {"rounding": ctx.config.quant.rounding}))
     b.tensors[f"{x}.q"] = replace(graph.tensor(x), name=f"{x}.q", integer=True)
     b.float_graph = graph.with_tensor(replace(graph.tensor(x), name=f"{x}.q"))
@@ -95,7 +95,7 @@ def _host_side(graph: Graph, b: _Builder, tail: set[str]) -> tuple[str, ...]:
             boundary += [i for i in n.inputs if i not in produced_by_tail and not graph.is_const(i)]
     real = {t: f"{t}.real" for t in dict.fromkeys(boundary)}
     for t, r in real.items():
-        b.nodes.append(Node(f"{t}.dequantize", "DequantizeOutput", (t,), (r,)))
+        b.nodes.append(Node(f"{t}.dequantize", Op.DEQUANTIZE_OUTPUT, (t,), (r,)))
         b.tensors[r] = replace(graph.tensor(t), name=r, integer=False)
     for n in graph.nodes:
         if n.name in tail:
@@ -113,6 +113,9 @@ def _settings(ctx: PassContext, name: str) -> LayerSettings:
 
 
 # ---- lowerings, one per float op ------------------------------------------------------------------
+QUANTIZED_LAYER = {Op.CONV: Op.QCONV, Op.GEMM: Op.QGEMM}
+
+
 def _layer(b: _Builder, n: Node) -> None:
     st = b.settings(n.name)
     w = b.float_graph.tensor(n.inputs[1])
@@ -125,10 +128,10 @@ def _layer(b: _Builder, n: Node) -> None:
     bias_type = IntType(max(attrs["acc_bits"], 2), True)
     bias_name = b.const(f"{n.name}.bias", bias, QType(bias_type, s_x * s_w, zeros, axis=0))
     geometry = {k: n.attrs[k] for k in ("strides", "pads", "dilations", "group") if k in n.attrs}
-    if n.op == "Conv":
+    if n.op == Op.CONV:
         geometry["pad_value"] = int(b.float_graph.tensor(n.inputs[0]).qtype.zero_point)  # type: ignore[union-attr]
     inputs = (n.inputs[0], w_name, bias_name) + n.inputs[3:]
-    b.nodes.append(Node(n.name, "Q" + n.op, inputs, n.outputs, {**geometry, **attrs}))
+    b.nodes.append(Node(n.name, QUANTIZED_LAYER[n.op], inputs, n.outputs, {**geometry, **attrs}))
     b.int_tensor(n.outputs[0])
 
 
@@ -159,7 +162,7 @@ def _add(b: _Builder, n: Node) -> None:
                                                 np.float64(qb.scale / qy.scale)], b.settings(n.name).multiplier_bits)
     attrs = {"a_zp": int(qa.zero_point), "b_zp": int(qb.zero_point), "a_mult": _ints(ma), "b_mult": _ints(mb),
              **_requant(b, n, shift, qy)}
-    b.nodes.append(Node(n.name, "QAdd", n.inputs, n.outputs, attrs))
+    b.nodes.append(Node(n.name, Op.QADD, n.inputs, n.outputs, attrs))
     b.int_tensor(n.outputs[0])
 
 
@@ -182,7 +185,7 @@ def _emit_requant(b: _Builder, name: str, x: str, y: str, mults: list[np.ndarray
     attrs = {"x_zp": int(qx.zero_point), "axis": 1, "mult": _ints(mults[0]), "shift": _ints(shift),
              "mult_neg": _ints(mults[1]) if len(mults) > 1 else None, "zp": int(qy.zero_point),
              "lo": lo, "hi": hi, "rounding": b.rounding}
-    b.nodes.append(Node(name, "QRequant", (x,), (y,), attrs))
+    b.nodes.append(Node(name, Op.QREQUANT, (x,), (y,), attrs))
     b.int_tensor(y)
 
 
@@ -191,7 +194,7 @@ def _avgpool(b: _Builder, n: Node) -> None:
     qx, qy = x.qtype, b.float_graph.tensor(n.outputs[0]).qtype
     assert qx is not None and qy is not None
     geometry: dict[str, Any]
-    if n.op == "GlobalAveragePool":
+    if n.op == Op.GLOBAL_AVGPOOL:
         geometry = {"kernel": tuple(x.shape[2:]), "strides": (1, 1), "pads": (0, 0, 0, 0), "count_include_pad": 1}
     else:
         geometry = {k: n.attrs[k] for k in ("kernel", "strides", "pads", "count_include_pad")}
@@ -199,7 +202,7 @@ def _avgpool(b: _Builder, n: Node) -> None:
     mults, shift = multipliers(n, [np.float64(qx.scale / (qy.scale * area))],
                                             b.settings(n.name).multiplier_bits)
     attrs = {**geometry, "x_zp": int(qx.zero_point), "mult": _ints(mults[0]), **_requant(b, n, shift, qy)}
-    b.nodes.append(Node(n.name, "QAvgPool", n.inputs, n.outputs, attrs))
+    b.nodes.append(Node(n.name, Op.QAVGPOOL, n.inputs, n.outputs, attrs))
     b.int_tensor(n.outputs[0])
 
 
@@ -208,10 +211,10 @@ def _passthrough(b: _Builder, n: Node) -> None:
     x, y = n.inputs[0], n.outputs[0]
     qx, qy = b.float_graph.tensor(x).qtype, b.float_graph.tensor(y).qtype
     attrs = dict(n.attrs)
-    if n.op == "MaxPool":
+    if n.op == Op.MAXPOOL:
         assert qx is not None
         attrs["pad_value"] = qx.int.lo
-    op = "QMaxPool" if n.op == "MaxPool" else n.op
+    op = Op.QMAXPOOL if n.op == Op.MAXPOOL else n.op
     if qx == qy:
         b.nodes.append(Node(n.name, op, n.inputs, n.outputs, attrs))
         b.int_tensor(y)
@@ -247,7 +250,7 @@ def _lut(b: _Builder, n: Node) -> None:
     x = np.arange(qx.int.lo, qx.int.hi + 1)
     real = FUNCTIONS[n.op](numerics.dequantize(x, qx), {k: n.attr(k) for k in SPECS[Op(n.op)].attrs})
     table = numerics.quantize(real, qy, b.rounding)
-    b.nodes.append(Node(n.name, "QLut", n.inputs, n.outputs, {"table": _ints(table), "x_lo": int(qx.int.lo)}))
+    b.nodes.append(Node(n.name, Op.QLUT, n.inputs, n.outputs, {"table": _ints(table), "x_lo": int(qx.int.lo)}))
     b.int_tensor(n.outputs[0])
 
 
@@ -263,7 +266,7 @@ def _trunc(b: _Builder, n: Node) -> None:
     offset = {"FLOOR": half, "CEIL": 1 - half if k > 0 else 0, "ROUND": 0}[mode]
     attrs = {"x_zp": offset, "axis": 1, "mult": (1,), "shift": (k,), "mult_neg": None, "zp": 0,
              "lo": qy.int.lo, "hi": qy.int.hi, "rounding": "half_even" if mode == "ROUND" else "half_up"}
-    b.nodes.append(Node(n.name, "QRequant", n.inputs, n.outputs, attrs))
+    b.nodes.append(Node(n.name, Op.QREQUANT, n.inputs, n.outputs, attrs))
     b.int_tensor(n.outputs[0])
 
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from hlsgen.ir import Edit, Graph, Node
+from hlsgen.ir import Edit, Graph, Node, Op
+from hlsgen.ir.ops import CONSTANT_SCALINGS
 from hlsgen.passes.affine import affine_node, per_channel_vector
 from hlsgen.passes.context import PassContext
 from hlsgen.passes.rewrite import const_value, rewrite_all
-
-_OPS = ("Mul", "Div", "Add", "Sub")
 
 
 def scalings_to_affine(graph: Graph, ctx: PassContext) -> Graph:
@@ -26,7 +25,7 @@ def scalings_to_affine(graph: Graph, ctx: PassContext) -> Graph:
 
 
 def _to_affine(graph: Graph, node: Node) -> Edit | None:
-    if node.op not in _OPS:
+    if node.op not in CONSTANT_SCALINGS:
         return None
     c0, c1 = const_value(graph, node.inputs[0]), const_value(graph, node.inputs[1])
     if (c0 is None) == (c1 is None):
@@ -43,13 +42,13 @@ def _to_affine(graph: Graph, node: Node) -> Edit | None:
     return Edit(remove=(node.name,), add=(affine,), tensors=consts)
 
 
-def _coefficients(op: str, c: np.ndarray, const_first: bool) -> tuple[np.ndarray, np.ndarray] | None:
+def _coefficients(op: Op, c: np.ndarray, const_first: bool) -> tuple[np.ndarray, np.ndarray] | None:
     ones, zeros = np.ones_like(c), np.zeros_like(c)
-    if op == "Mul":
+    if op == Op.MUL:
         return c, zeros
-    if op == "Add":
+    if op == Op.ADD:
         return ones, c
-    if op == "Sub":
+    if op == Op.SUB:
         return (-ones, c) if const_first else (ones, -c)
     if const_first or np.any(c == 0):  # c / x is not a scaling; x / 0 is not a number
         return None

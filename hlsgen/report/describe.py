@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from hlsgen.ir import Graph
+from hlsgen.ir import Graph, Op
 from hlsgen.passes.check_supported import host_head, host_tail
 from hlsgen.support.identifiers import shown
 
@@ -22,7 +22,7 @@ def describe(source: Graph, fused: Graph) -> str:
     for n in fused.nodes:
         if n.name in tail or n.name in head:
             continue
-        epi = [p for p in ("residual add" if len(n.inputs) > 3 and n.op == "Conv" else "",
+        epi = [p for p in ("residual add" if len(n.inputs) > 3 and n.op == Op.CONV else "",
                            n.attr("act") if n.attr("act") not in (None, "none") else "") if p]
         shape = "×".join(map(str, fused.tensor(n.outputs[0]).shape))
         lines.append(f"  {shown(n.name):<24} {n.op:<18} -> {shape:<14} {' + '.join(epi)}")

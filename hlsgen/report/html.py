@@ -22,13 +22,13 @@ from typing import Any
 from urllib.parse import quote
 
 from hlsgen.errors import HlsgenError
+from hlsgen.ir.ops import LAYOUT_OPS  # exact on codes: no quantization or error of their own
 from hlsgen.report import plots
 from hlsgen.report.summary import render_markdown
 from hlsgen.support.identifiers import shown
 from hlsgen.support.outdir import is_hlsgen_output, write_file_atomically
 
 NAME = "report.html"
-LAYOUT_OPS = ("Reshape", "Transpose")  # exact on codes: no quantization or error of their own
 FILES_PER_FOLDER = 25
 
 CSS = """body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1180px;

@@ -14,12 +14,11 @@ from hlsgen.hw.fold import rate_text
 from hlsgen.hw.lower import capped_defaults, node_macs
 from hlsgen.hw.model import Dataflow
 from hlsgen.hw.resources import layer_resources
-from hlsgen.ir import Graph, Node
+from hlsgen.ir import Graph, Node, Op
+from hlsgen.ir.ops import HOST_BOUNDARY_OPS, MVU_OPS, QDQ_OPS, REQUANT_OPS
 from hlsgen.passes.check_supported import host_tail_nodes
 from hlsgen.pipeline import Compilation, float_reference, intermediates, run_golden
 from hlsgen.support.identifiers import shown
-
-HOST_BOUNDARY_OPS = ("QuantizeInput", "DequantizeOutput")
 
 
 def build_report(c: Compilation, df: Dataflow | None = None) -> dict[str, Any]:
@@ -77,7 +76,7 @@ def hardware_summary(df: Dataflow, rows: list[dict[str, Any]], hw: HwConfig) -> 
 
 def layer_row(g: Graph, n: Node) -> dict[str, Any]:
     x, y = g.tensor(n.inputs[0]), g.tensor(n.outputs[0])
-    w = g.tensor(n.inputs[1]) if n.op in ("QConv", "QGemm") else None
+    w = g.tensor(n.inputs[1]) if n.op in MVU_OPS else None
     row: dict[str, Any] = {
         "name": n.name, "op": n.op, "epilogue": _epilogue(n),
         "inputs": [list(g.tensor(i).shape) for i in n.inputs if not g.is_const(i)],
@@ -102,12 +101,12 @@ def _qdesc(t: Any) -> dict[str, Any] | None:
 
 def _epilogue(n: Node) -> str:
     parts = ["two-step (model's intermediate quantizer)"] if n.attr("mid_mult") is not None else []
-    if n.op == "QConv" and len(n.inputs) > 3:
+    if n.op == Op.QCONV and len(n.inputs) > 3:
         parts.append("residual add")
     act = n.attr("act")
     if act and act != "none":
         parts.append(str(act))
-    if n.op in ("QConv", "QGemm", "QAvgPool", "QAdd", "QRequant"):
+    if n.op in REQUANT_OPS:
         parts.append("requant")
     return " + ".join(parts)
 
@@ -117,7 +116,7 @@ def measured_errors(c: Compilation) -> dict[str, Any]:
     ref = float_reference(c, c.sample)
     out: dict[str, Any] = {"sample": f"{len(c.sample)} "
                            + ("synthetic N(0,1) inputs" if c.sample_is_synthetic else "calibration inputs")}
-    if any(n.op in ("QuantizeLinear", "DequantizeLinear") for n in c.source.nodes):
+    if any(n.op in QDQ_OPS for n in c.source.nodes):
         out["fold_relative"] = None
         out["fold_note"] = "quantized source: BatchNorm absorbed into requant, no float fold to measure"
     else:
@@ -207,7 +206,7 @@ def _hist(v: np.ndarray, lo: float, hi: float) -> list[int]:
 def _weight_hist(g: Graph, fg: Graph, node: str) -> dict[str, Any] | None:
     n = g.node(node)
     fn = next((m for m in fg.nodes if m.name == node), None)
-    if n.op not in ("QConv", "QGemm") or fn is None or len(fn.inputs) < 2 or fn.inputs[1] not in fg.tensors:
+    if n.op not in MVU_OPS or fn is None or len(fn.inputs) < 2 or fn.inputs[1] not in fg.tensors:
         return None
     w, wf = g.tensor(n.inputs[1]), fg.tensor(fn.inputs[1])
     q = w.qtype

@@ -4,7 +4,9 @@ replaced by a kernel's default."""
 
 from __future__ import annotations
 
+import ast
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -68,3 +70,26 @@ def test_rounding_is_an_enum_and_unknown_modes_raise() -> None:
     assert round_shift(np.array([5]), 1, Rounding.HALF_EVEN).tolist() == [2]
     with pytest.raises(ValueError, match="unknown rounding"):
         round_shift(np.array([5]), 1, "half_down")  # type: ignore[arg-type]
+
+
+def _string_constants(root: Path) -> list[tuple[str, int, str]]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                found.append((str(path.relative_to(root.parent)), node.lineno, node.value))
+    return found
+
+
+def test_integer_ops_are_named_by_the_enum_only() -> None:
+    """hlsgen's own integer ops (QConv, ...) are spelt once, in ir/ops.py: everywhere else they are
+    Op members or named groups, so a renamed or added op cannot miss a string set somewhere."""
+    integer_ops = {str(op) for op in Op if op is Op.QUANTIZE_INPUT or op is Op.DEQUANTIZE_OUTPUT
+                   or (op.value.startswith("Q") and op.value[1].isupper())}
+    assert {"QConv", "QGemm", "QLut", "QuantizeInput"} <= integer_ops
+    package = Path(__file__).resolve().parents[2] / "hlsgen"
+    spelt = [(f, line, v) for f, line, v in _string_constants(package)
+             if v in integer_ops and f != "hlsgen/ir/ops.py"]
+    assert spelt == []
+    # negative control: the scan sees a literal where there is one
+    assert any(v == "QConv" for f, _, v in _string_constants(package) if f == "hlsgen/ir/ops.py")
