@@ -17,8 +17,22 @@ from typing import Any
 import numpy as np
 
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.model import Dataflow, Layer, Stream
-from hlsgen.hw.packing import MVU_KINDS, code_range, folded, per_channel, requant_units, weight_words
+from hlsgen.hw.layers import mvu, pool
+from hlsgen.hw.layers.mvu import requant_units, weight_words
+from hlsgen.hw.model import MVU_KINDS, POOL_KINDS, Dataflow, Kind, Layer, Stream
+from hlsgen.hw.packing import code_range, folded, per_channel
+from hlsgen.hw.params import (
+    AddParams,
+    AvgPoolParams,
+    LutParams,
+    MaxPoolParams,
+    MvuParams,
+    ReorderParams,
+    RequantParams,
+    ZeroPoint,
+    requant_step,
+    sliding_window,
+)
 from hlsgen.numerics import signed_bits_for
 
 
@@ -96,60 +110,60 @@ def layer_code(df: Dataflow, layer: Layer) -> LayerCode:
     code.beat("out_beat_t", out)
     code.const(IN_BEAT_BITS=x.beat_bits, IN_BITS=x.bits, IN_SIGNED=x.signed, OUT_BITS=out.bits,
                OUT_SIGNED=out.signed)
-    p = layer.params
-    if layer.kind in MVU_KINDS or layer.kind in ("maxpool", "avgpool"):
+    if layer.kind in MVU_KINDS or layer.kind in POOL_KINDS:
         _window(code, layer, x)
-    if "zp" in p:
-        code.const(ZP=p["zp"], LO=p["lo"], HI=p["hi"], ROUNDING=p["rounding"] == "half_up")
+    rq = requant_step(layer.params)
+    if rq is not None:
+        code.const(ZP=rq.zp, LO=rq.lo, HI=rq.hi, ROUNDING=rq.rounding == "half_up")
     KINDS[layer.kind](code, df, layer)
     return code
 
 
 def _summary(layer: Layer) -> str:
-    p = layer.params
-    if layer.kind in ("conv", "dwconv"):
-        (kh, kw), (sh, sw), (dh, dw) = p["kernel"], p["strides"], p["dilations"]
-        geo = f"{kh}x{kw} stride {sh}x{sw} dilation {dh}x{dw} pads {tuple(p['pads'])} group {p['group']}"
-        return f"{layer.kind} {geo}, {p['in_c']} -> {p['out_c']} channels, PE {layer.pe} SIMD {layer.simd}"
-    if layer.kind == "gemm":
-        return f"dense {p['in_pixels']}x{p['in_c']} -> {p['out_c']}, PE {layer.pe} SIMD {layer.simd}"
-    if layer.kind in ("maxpool", "avgpool"):
-        return f"{layer.kind} {p['kernel']} stride {p['strides']} pads {tuple(p['pads'])}"
-    if layer.kind == "reorder":
-        return f"reorder {p['elements']} codes: {p['in_pixels']}x{p['in_c']} -> {p['out_pixels']}x{p['out_c']}"
-    return f"{layer.kind}, {p['channels']} channels"
+    p, w = layer.params, sliding_window(layer.params)
+    if layer.kind in MVU_KINDS:
+        p = mvu.params_of(layer)
+        if w is None:
+            return f"dense {p.in_pixels}x{p.in_c} -> {p.out_c}, PE {layer.pe} SIMD {layer.simd}"
+        (kh, kw), (sh, sw), (dh, dw) = w.kernel, w.strides, w.dilations
+        geo = f"{kh}x{kw} stride {sh}x{sw} dilation {dh}x{dw} pads {w.pads} group {p.group}"
+        return f"{layer.kind} {geo}, {w.in_c} -> {w.out_c} channels, PE {layer.pe} SIMD {layer.simd}"
+    if w is not None:
+        return f"{layer.kind} {w.kernel} stride {w.strides} pads {w.pads}"
+    if isinstance(p, ReorderParams):
+        return f"reorder {p.elements} codes: {p.in_pixels}x{p.in_c} -> {p.out_pixels}x{p.out_c}"
+    assert isinstance(p, AddParams | RequantParams | LutParams)
+    return f"{layer.kind}, {p.channels} channels"
 
 
 def needs_window(layer: Layer) -> bool:
     """A sliding-window generator is needed unless each input pixel is its own window (1x1, stride 1,
     no padding) or the pool is global (it reads the frame directly)."""
-    if layer.kind == "gemm" or is_global_pool(layer):
+    w = sliding_window(layer.params)
+    if w is None or is_global_pool(layer):
         return False
-    p = layer.params
-    return tuple(p["kernel"]) != (1, 1) or tuple(p["strides"]) != (1, 1) or any(p["pads"])
+    return w.kernel != (1, 1) or w.strides != (1, 1) or any(w.pads)
 
 
 def is_global_pool(layer: Layer) -> bool:
-    p = layer.params
-    return (layer.kind in ("maxpool", "avgpool") and tuple(p["kernel"]) == (p["in_h"], p["in_w"])
-            and not any(p["pads"]) and (p["out_h"], p["out_w"]) == (1, 1))
+    return layer.kind in POOL_KINDS and pool.is_global(layer)
 
 
 def _window(code: LayerCode, layer: Layer, x: Stream) -> None:
-    p = layer.params
-    if layer.kind == "gemm":
+    p, w = layer.params, sliding_window(layer.params)
+    if w is None:
         return
-    pad = p.get("pad_value") if layer.kind != "avgpool" else p["x_zp"]
+    pad = p.x_zp if isinstance(p, AvgPoolParams) else p.pad_value if isinstance(p, MvuParams | MaxPoolParams) else None
     if not isinstance(pad, int):
         raise HlsgenError(f"layer {layer.name}: padding needs one integer code, got {pad!r}")
-    (kh, kw), (sh, sw), (dh, dw) = p["kernel"], p["strides"], p["dilations"]
-    t, left, b, r = p["pads"]
+    (kh, kw), (sh, sw), (dh, dw) = w.kernel, w.strides, w.dilations
+    t, left, b, r = w.pads
     code.window = needs_window(layer)
-    geo = dict(IN_H=p["in_h"], IN_W=p["in_w"], K_H=kh, K_W=kw, STRIDE_H=sh, STRIDE_W=sw, DIL_H=dh, DIL_W=dw,
-               PAD_T=t, PAD_L=left, PAD_B=b, PAD_R=r, OUT_H=p["out_h"], OUT_W=p["out_w"])
+    geo = dict(IN_H=w.in_h, IN_W=w.in_w, K_H=kh, K_W=kw, STRIDE_H=sh, STRIDE_W=sw, DIL_H=dh, DIL_W=dw,
+               PAD_T=t, PAD_L=left, PAD_B=b, PAD_R=r, OUT_H=w.out_h, OUT_W=w.out_w)
     nrows = line_buffer_rows(geo)
-    code.const(**geo, CIN=p["in_c"], PAD_VALUE=pad, TAPS=kh * kw, OUT_PIXELS=p["out_h"] * p["out_w"],
-               IN_PIXELS=p["in_h"] * p["in_w"], NROWS=nrows, ROW0_SLOT=(-t) % nrows)
+    code.const(**geo, CIN=w.in_c, PAD_VALUE=pad, TAPS=kh * kw, OUT_PIXELS=w.out_h * w.out_w,
+               IN_PIXELS=w.in_h * w.in_w, NROWS=nrows, ROW0_SLOT=(-t) % nrows)
     if code.window:
         code.const(WIN_ITERS=len(window_schedule(geo)[0]))  # the loop's trip count without stalls
 
@@ -223,37 +237,37 @@ def window_schedule(geo: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
-    p, a = layer.params, layer.arrays
-    cout, pe = p["out_c"], layer.pe
+    p, a = mvu.params_of(layer), layer.arrays
+    cout, pe = p.out_c, layer.pe
     x = df.streams[layer.inputs[0]]
-    if layer.kind == "gemm":
-        groups, cin, taps = 1, p["in_c"], p["in_pixels"]
+    if p.window is None:
+        groups, cin, taps = 1, p.in_c, p.in_pixels
         code.const(TAPS=taps, OUT_PIXELS=1, CIN=cin)
     else:
-        groups, cin, taps = p["group"], p["in_c"], p["kernel"][0] * p["kernel"][1]
-    cin_g = 1 if layer.kind == "dwconv" else cin // groups
-    simd = 1 if layer.kind == "dwconv" else layer.simd
+        groups, cin, taps = p.group, p.in_c, p.window.taps
+    cin_g = 1 if layer.kind == Kind.DWCONV else cin // groups
+    simd = 1 if layer.kind == Kind.DWCONV else layer.simd
     fold_o, fold_i = math.ceil(cout / pe), math.ceil(cin_g / simd)
-    leaky, residual = "mult_neg" in a, bool(p.get("residual"))
+    leaky, residual = "mult_neg" in a, p.residual
     rq = requant_units(layer, x)
     rq_fold = fold_o * (pe // rq)  # the requant tables' rows: [RQ_FOLD][RQ] (mvu.h)
     code.const(COUT=cout, GROUPS=groups, CIN_G=cin_g, COUT_G=cout // groups, PE=pe, SIMD=simd, FOLD_O=fold_o,
-               FOLD_I=fold_i, RQ=rq, RQ_FOLD=rq_fold, W_BITS=p["weight_bits"], ACC_BITS=p["acc_bits"],
+               FOLD_I=fold_i, RQ=rq, RQ_FOLD=rq_fold, W_BITS=p.weight_bits, ACC_BITS=p.acc_bits,
                HAS_MULT_NEG=leaky, RESIDUAL=residual, MN_FOLD=rq_fold if leaky else 1,
                SM_FOLD=rq_fold if residual else 1)
     skip = df.streams[layer.inputs[1]] if residual else x  # no residual: the input stands in (mvu.h)
     code.beat("skip_beat_t", skip)
     if rq < pe:  # the hand-off beat of mvu_core to mvu_requant: PE accumulators and skip codes
         code.types.append({"name": "hand_t", "kind": "beat",
-                           "bits": pe * (p["acc_bits"] + (skip.bits if residual else 0))})
-    code.const(SKIP_ZP=p.get("skip_zp", 0) if residual else 0, SKIP_BITS=skip.bits, SKIP_SIGNED=skip.signed)
+                           "bits": pe * (p.acc_bits + (skip.bits if residual else 0))})
+    code.const(SKIP_ZP=_one(p.skip_zp) if residual else 0, SKIP_BITS=skip.bits, SKIP_SIGNED=skip.signed)
     w = weight_words(layer, df.streams[layer.inputs[0]])  # [WORDS, PE*SIMD]
     words = w.shape[0]
     w = w.reshape(words, pe, simd).transpose(1, 0, 2).reshape(pe, words * simd)  # one ROM per PE lane
-    code.const(WORDS=words, PACK=pack_lanes(groups, p["weight_bits"], x.bits, x.signed, pe))
+    code.const(WORDS=words, PACK=pack_lanes(groups, p.weight_bits, x.bits, x.signed, pe))
     code.roms.append({"name": f"{layer.name}_w", "dim": 1, "reshape": simd,
-                      "impl": rom_impl(words, simd * p["weight_bits"])})
-    names = {"W": code.table("w", "w_t", w, bits=p["weight_bits"]),
+                      "impl": rom_impl(words, simd * p.weight_bits)})
+    names = {"W": code.table("w", "w_t", w, bits=p.weight_bits),
              "B": code.table("b", "bias_t", folded(per_channel(layer.arrays["bias"], cout), fold_o, pe))}
     mults = {k: folded(per_channel(a[k], cout), rq_fold, rq) for k in ("mult", "mult_neg", "skip_mult") if k in a}
     mults.setdefault("mult_neg", np.zeros((1, rq), np.int64))
@@ -269,7 +283,8 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     names["S"] = code.table("s", "shift_t", folded(per_channel(layer.arrays["shift"], cout), rq_fold, rq),
                             signed=False)
     names.update(_two_step_tables(code, layer, cout, rq_fold, rq))
-    base = {"conv": "conv_mvu", "dwconv": "dwconv_mvu", "gemm": "dense"}[layer.kind] if rq == pe else "mvu_shared"
+    base = {Kind.CONV: "conv_mvu", Kind.DWCONV: "dwconv_mvu", Kind.GEMM: "dense"}[layer.kind] if rq == pe else \
+        "mvu_shared"
     code.kernel = base + ("_residual" if residual else "")
     code.tables = [names[k] for k in ("W", "B", "M", "MN", "SM", "S", "M1", "MN1", "S1", "B2") if k in names]
     code.roms += [{"name": t, "dim": 2, "reshape": 1, "impl": "lutram"} for t in code.tables[1:]]
@@ -278,8 +293,8 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
 def _two_step_tables(code: LayerCode, layer: Layer, cout: int, fold_o: int, pe: int) -> dict[str, str]:
     """Step 1 (M1, MN1, S1) and the step-2 bias B2 of a two-step epilogue (epilogue.h); one dummy
     row each where the layer has none, so every MVU kernel has the same table arguments."""
-    p, a = layer.params, layer.arrays
-    two = "mid_mult" in a
+    a, mid = layer.arrays, mvu.params_of(layer).mid
+    two = "mid_mult" in a and mid is not None
     mid_neg, post_bias = "mid_mult_neg" in a, "post_bias" in a
 
     def rows(key: str, present: bool) -> np.ndarray:
@@ -288,11 +303,11 @@ def _two_step_tables(code: LayerCode, layer: Layer, cout: int, fold_o: int, pe: 
     m1, mn1, s1, b2 = rows("mid_mult", two), rows("mid_mult_neg", mid_neg), rows("mid_shift", two), \
         rows("post_bias", post_bias)
     mid_mult_bits = signed_bits_for(int(max(np.abs(m1).max(), np.abs(mn1).max())))
-    mid_x = max(abs(p["mid_lo"] - p["mid_zp"]), abs(p["mid_hi"] - p["mid_zp"])) if two else 1
+    mid_x = max(abs(mid.lo - mid.zp), abs(mid.hi - mid.zp)) if mid is not None and two else 1
     b2_bits = signed_bits_for(int(np.abs(b2).max()))
-    code.const(TWO_STEP=two, MID_ZP=p["mid_zp"] if two else 0, MID_LO=p["mid_lo"] if two else 0,
-               MID_HI=p["mid_hi"] if two else 0, MID_X_BITS=signed_bits_for(mid_x), MID_MULT_BITS=mid_mult_bits,
-               HAS_MID_NEG=mid_neg, HAS_POST_BIAS=post_bias, POST_BIAS_BITS=b2_bits,
+    zp, lo, hi = (mid.zp, mid.lo, mid.hi) if mid is not None and two else (0, 0, 0)
+    code.const(TWO_STEP=two, MID_ZP=zp, MID_LO=lo, MID_HI=hi, MID_X_BITS=signed_bits_for(mid_x),
+               MID_MULT_BITS=mid_mult_bits, HAS_MID_NEG=mid_neg, HAS_POST_BIAS=post_bias, POST_BIAS_BITS=b2_bits,
                M1_FOLD=fold_o if two else 1, MN1_FOLD=fold_o if mid_neg else 1, B2_FOLD=fold_o if post_bias else 1)
     return {"M1": code.table("m1", "mid_mult_t", m1, bits=mid_mult_bits),
             "MN1": code.table("mn1", "mid_mult_t", mn1, bits=mid_mult_bits),
@@ -301,20 +316,21 @@ def _two_step_tables(code: LayerCode, layer: Layer, cout: int, fold_o: int, pe: 
 
 
 def _pool(code: LayerCode, df: Dataflow, layer: Layer) -> None:
-    p = layer.params
+    p, w = layer.params, pool.window(layer)
     x = df.streams[layer.inputs[0]]
-    code.const(CHANNELS=p["in_c"])
+    code.const(CHANNELS=w.in_c)
     glob = is_global_pool(layer)
-    if layer.kind == "maxpool":
+    if not isinstance(p, AvgPoolParams):
         code.kernel = "global_maxpool" if glob else "maxpool"
         return
-    taps = p["in_h"] * p["in_w"] if glob else p["kernel"][0] * p["kernel"][1]
-    bound = taps * (max(abs(c) for c in code_range(x)) + abs(p["x_zp"]))
-    n, pe = p["in_c"], layer.pe
+    taps = w.in_h * w.in_w if glob else w.taps
+    assert isinstance(p.x_zp, int)
+    bound = taps * (max(abs(c) for c in code_range(x)) + abs(p.x_zp))
+    n, pe = w.in_c, layer.pe
     fold = math.ceil(n / pe)
     mult = folded(per_channel(layer.arrays["mult"], n), fold, pe)
     acc_bits = signed_bits_for(bound)
-    code.const(X_ZP=p["x_zp"], ACC_BITS=acc_bits, MULT_BITS=signed_bits_for(int(np.abs(mult).max())), PE=pe,
+    code.const(X_ZP=p.x_zp, ACC_BITS=acc_bits, MULT_BITS=signed_bits_for(int(np.abs(mult).max())), PE=pe,
                FOLD=fold)
     code.types.append({"name": "sums_t", "kind": "beat", "bits": n * acc_bits})
     code.kernel = "global_avgpool" if glob else "avgpool"
@@ -325,15 +341,16 @@ def _pool(code: LayerCode, df: Dataflow, layer: Layer) -> None:
 
 def _add(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p = layer.params
+    assert isinstance(p, AddParams)
     a, b = (df.streams[s] for s in layer.inputs)
-    n, pe = p["channels"], layer.pe
+    n, pe = p.channels, layer.pe
     fold = math.ceil(n / pe)
     am, bm = (folded(per_channel(layer.arrays[k], n), fold, pe) for k in ("a_mult", "b_mult"))
     code.beat("a_beat_t", a)
     code.beat("b_beat_t", b)
     mult_bits = signed_bits_for(int(max(np.abs(am).max(), np.abs(bm).max())))
-    code.const(PIXELS=a.pixels, CHANNELS=n, PE=pe, FOLD=fold, A_BITS=a.bits, A_SIGNED=a.signed, A_ZP=p["a_zp"],
-               B_BITS=b.bits, B_SIGNED=b.signed, B_ZP=p["b_zp"], MULT_BITS=mult_bits)
+    code.const(PIXELS=a.pixels, CHANNELS=n, PE=pe, FOLD=fold, A_BITS=a.bits, A_SIGNED=a.signed, A_ZP=_one(p.a_zp),
+               B_BITS=b.bits, B_SIGNED=b.signed, B_ZP=_one(p.b_zp), MULT_BITS=mult_bits)
     code.kernel = "add_layer"
     code.tables = [code.table("am", "mult_t", am, bits=mult_bits), code.table("bm", "mult_t", bm, bits=mult_bits),
                    code.table("s", "shift_t", folded(per_channel(layer.arrays["shift"], n), fold, pe), signed=False)]
@@ -342,13 +359,14 @@ def _add(code: LayerCode, df: Dataflow, layer: Layer) -> None:
 
 def _requant(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p = layer.params
-    n, pe = p["channels"], layer.pe
+    assert isinstance(p, RequantParams)
+    n, pe = p.channels, layer.pe
     fold = math.ceil(n / pe)
     m = folded(per_channel(layer.arrays["mult"], n), fold, pe)
     leaky = "mult_neg" in layer.arrays
     mn = folded(per_channel(layer.arrays["mult_neg"], n), fold, pe) if leaky else np.zeros((1, pe), np.int64)
     mult_bits = signed_bits_for(int(max(np.abs(m).max(), np.abs(mn).max())))
-    code.const(PIXELS=df.streams[layer.output].pixels, CHANNELS=n, PE=pe, FOLD=fold, X_ZP=p["x_zp"],
+    code.const(PIXELS=df.streams[layer.output].pixels, CHANNELS=n, PE=pe, FOLD=fold, X_ZP=_one(p.x_zp),
                HAS_MULT_NEG=leaky, MN_FOLD=fold if leaky else 1, MULT_BITS=mult_bits)
     code.kernel = "requant_layer"
     code.tables = [code.table("m", "mult_t", m, bits=mult_bits), code.table("mn", "mult_t", mn, bits=mult_bits),
@@ -357,19 +375,30 @@ def _requant(code: LayerCode, df: Dataflow, layer: Layer) -> None:
 
 
 def _lut(code: LayerCode, df: Dataflow, layer: Layer) -> None:
+    p = layer.params
+    assert isinstance(p, LutParams)
     table = np.asarray(layer.arrays["table"], dtype=np.int64)
     out = df.streams[layer.output]
-    code.const(PIXELS=out.pixels, CHANNELS=layer.params["channels"], X_LO=layer.params["x_lo"], ENTRIES=table.size)
+    code.const(PIXELS=out.pixels, CHANNELS=p.channels, X_LO=p.x_lo, ENTRIES=table.size)
     code.kernel = "lut_layer"
     code.tables = [code.table("t", "table_t", table, signed=out.signed, bits=out.bits)]
 
 
 def _reorder(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p = layer.params
-    code.const(IN_PIXELS=p["in_pixels"], IN_C=p["in_c"], OUT_C=p["out_c"], ELEMENTS=p["elements"])
+    assert isinstance(p, ReorderParams)
+    code.const(IN_PIXELS=p.in_pixels, IN_C=p.in_c, OUT_C=p.out_c, ELEMENTS=p.elements)
     code.kernel = "reorder_layer"
     code.tables = [code.table("perm", "perm_t", layer.arrays["perm"], signed=False)]
 
 
-KINDS = {"conv": _mvu, "dwconv": _mvu, "gemm": _mvu, "maxpool": _pool, "avgpool": _pool, "add": _add,
-         "requant": _requant, "lut": _lut, "reorder": _reorder}
+def _one(zp: ZeroPoint) -> int:
+    """A zero point the HLS kernel takes as one constant (eltwise.h: per tensor)."""
+    codes = np.asarray(zp, dtype=np.int64).reshape(-1)
+    if codes.size != 1:
+        raise HlsgenError(f"a per-channel zero point {zp} where the HLS kernel takes one per tensor")
+    return int(codes[0])
+
+
+KINDS = {Kind.CONV: _mvu, Kind.DWCONV: _mvu, Kind.GEMM: _mvu, Kind.MAXPOOL: _pool, Kind.AVGPOOL: _pool,
+         Kind.ADD: _add, Kind.REQUANT: _requant, Kind.LUT: _lut, Kind.REORDER: _reorder}

@@ -13,9 +13,7 @@ the weight ROM words (written to a .mem file read with $readmemh).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -31,15 +29,19 @@ from hlsgen.backends.verilog_values import (
     vector,
 )
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.model import Dataflow, Layer, Stream
-from hlsgen.hw.packing import (
-    clamp_bounds,
-    lut_multipliers,
-    packs_pairs,
-    padded,
-    per_channel,
-    requant_units,
-    weight_words,
+from hlsgen.hw.layers import mvu
+from hlsgen.hw.layers.mvu import lut_multipliers, packs_pairs, requant_units, weight_words
+from hlsgen.hw.model import MVU_KINDS, POOL_KINDS, Dataflow, Kind, Layer, Stream
+from hlsgen.hw.packing import padded, per_channel
+from hlsgen.hw.params import (
+    AddParams,
+    AvgPoolParams,
+    LutParams,
+    MaxPoolParams,
+    ReorderParams,
+    Requant,
+    RequantParams,
+    Window,
 )
 from hlsgen.numerics import signed_bits_for
 
@@ -57,24 +59,25 @@ class Unit:
 
 def unit(layer: Layer, df: Dataflow, top: str) -> Unit:
     x = df.streams[layer.inputs[0]]
-    if layer.kind in ("conv", "dwconv", "gemm"):
+    if layer.kind in MVU_KINDS:
         return _mvu_unit(layer, df, x, top)
-    if layer.kind in ("maxpool", "avgpool"):
+    if layer.kind in POOL_KINDS:
         return _pool_unit(layer, df, x)
-    if layer.kind == "lut":
+    if layer.kind == Kind.LUT:
         return _lut_unit(layer, df, x, top)
-    if layer.kind == "reorder":
+    if layer.kind == Kind.REORDER:
         return _reorder_unit(layer, x, top)
     return Unit(layer.name, "hg_eltwise", (), 0, tuple(_eltwise_params(layer, df, x)))
 
 
 def _lut_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
     """hg_lut: the table of every input code, one word per entry in a .mem file."""
+    assert isinstance(layer.params, LutParams)
     out = df.streams[layer.output]
     table = np.asarray(layer.arrays["table"], dtype=np.int64)
     mem = f"{top}_{layer.name}_t.mem"
     params = (Param("C", out.channels), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("OB", out.bits),
-              Param("ENTRIES", table.size), Param("X_LO", int(layer.params["x_lo"])), Param("MEM_FILE", mem))
+              Param("ENTRIES", table.size), Param("X_LO", int(layer.params.x_lo)), Param("MEM_FILE", mem))
     return Unit(layer.name, "hg_lut", (), 0, params, mem, tuple(hex_words(table.reshape(-1, 1), out.bits)))
 
 
@@ -82,59 +85,61 @@ def _reorder_unit(layer: Layer, x: Stream, top: str) -> Unit:
     """hg_reorder: the frame in arrival order, read back in canonical order; each .mem word holds an
     element's source as (input beat << LB) | lane."""
     p = layer.params
+    assert isinstance(p, ReorderParams)
     perm = np.asarray(layer.arrays["perm"], dtype=np.int64)
-    wb, lb = unsigned_bits(p["in_pixels"] - 1), unsigned_bits(p["in_c"] - 1)
-    words = (perm // p["in_c"]) << lb | perm % p["in_c"]
+    wb, lb = unsigned_bits(p.in_pixels - 1), unsigned_bits(p.in_c - 1)
+    words = (perm // p.in_c) << lb | perm % p.in_c
     mem = f"{top}_{layer.name}_perm.mem"
-    params = (Param("IN_P", p["in_pixels"]), Param("IN_C", p["in_c"]), Param("OUT_C", p["out_c"]),
+    params = (Param("IN_P", p.in_pixels), Param("IN_C", p.in_c), Param("OUT_C", p.out_c),
               Param("B", x.bits), Param("ELEMENTS", perm.size), Param("WB", wb), Param("LB", lb),
-              Param("KB", unsigned_bits(perm.size - 1)), Param("CB", unsigned_bits(p["out_c"] - 1)),
+              Param("KB", unsigned_bits(perm.size - 1)), Param("CB", unsigned_bits(p.out_c - 1)),
               Param("MEM_FILE", mem))
     return Unit(layer.name, "hg_reorder", (), 0, params, mem, tuple(hex_words(words.reshape(-1, 1), wb + lb)))
 
 
-def _requant_common(p: Mapping[str, Any], out: Stream, shift: np.ndarray) -> list[Param]:
-    lo, hi = clamp_bounds(p, out)
+def _requant_common(rq: Requant, out: Stream, shift: np.ndarray) -> list[Param]:
+    """The requant unit's parameters: output width, shift range, rounding, zero point and clamp."""
+    lo, hi = rq.lo, rq.hi
     return [Param("OB", out.bits), Param("SHB", shift_bits(shift)), Param("MAX_SHIFT", int(np.max(shift, initial=0))),
             Param("MIN_SHIFT", min_shift(shift)),
-            flag("ROUND_UP", p.get("rounding", "half_even") == "half_up"),
-            Param("ZP", int(p.get("zp") or 0)), Param("LO", lo), Param("HI", hi)]
+            flag("ROUND_UP", rq.rounding == "half_up"),
+            Param("ZP", rq.zp), Param("LO", lo), Param("HI", hi)]
 
 
 # ---- windows -------------------------------------------------------------------------------------
-def _window(x: Stream, geo: Mapping[str, Any], repeat: int, pad: Param) -> tuple[Param, ...]:
+def _window(x: Stream, geo: Window, repeat: int, pad: Param) -> tuple[Param, ...]:
     names = ("IN_H", "IN_W", "KH", "KW", "SH", "SW", "DH", "DW", "PT", "PL", "OUT_H", "OUT_W")
-    values = (x.height, x.width, *geo["kernel"], *geo["strides"], *geo["dilations"], geo["pads"][0], geo["pads"][1],
-              geo["out_h"], geo["out_w"])
+    values = (x.height, x.width, *geo.kernel, *geo.strides, *geo.dilations, geo.pads[0], geo.pads[1],
+              geo.out_h, geo.out_w)
     return (Param("WIDTH", x.channels * x.bits), *(Param(n, int(v)) for n, v in zip(names, values, strict=True)),
             Param("REPEAT", repeat), pad)
 
 
-def _gemm_geometry(x: Stream) -> dict[str, Any]:
-    return {"kernel": (x.height, x.width), "strides": (1, 1), "dilations": (1, 1), "pads": (0, 0, 0, 0),
-            "out_h": 1, "out_w": 1}
+def _gemm_geometry(x: Stream) -> Window:
+    """A dense layer's window: its whole input image, once."""
+    return Window((x.height, x.width), (1, 1), (0, 0, 0, 0), (1, 1), x.height, x.width, x.channels, 1, 1, x.channels)
 
 
 # ---- matrix-vector units -------------------------------------------------------------------------
 def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
-    p = layer.params
+    p = mvu.params_of(layer)
     out = df.streams[layer.output]
     cout = out.channels
-    dw = layer.kind == "dwconv"
+    dw = layer.kind == Kind.DWCONV
     pe, simd = layer.pe, (1 if dw else layer.simd)
     nf = math.ceil(cout / pe)
-    geo = _gemm_geometry(x) if layer.kind == "gemm" else p
-    kk = geo["kernel"][0] * geo["kernel"][1]
-    words = hex_words(weight_words(layer, x), int(p["weight_bits"]))
+    geo = p.window or _gemm_geometry(x)
+    kk = geo.taps
+    words = hex_words(weight_words(layer, x), p.weight_bits)
     mem = f"{top}_{layer.name}_w.mem"
-    window = _window(x, geo, nf, pad_word(int(p.get("pad_value") or 0), x.channels, x.bits))
-    group = int(p.get("group", 1)) if layer.kind == "conv" else 1
+    window = _window(x, geo, nf, pad_word(int(p.pad_value or 0), x.channels, x.bits))
+    group = p.group if layer.kind == Kind.CONV else 1
     pack = packs_pairs(layer, x)
     params = [Param("CIN", x.channels), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("COUT", cout),
               Param("PE", pe), Param("SIMD", simd), Param("NF", nf), Param("RQ", requant_units(layer, x)),
               Param("KK", kk), flag("DEPTHWISE", dw),
               Param("GROUP", group),
-              Param("WB", int(p["weight_bits"])), Param("ACCB", int(p.get("acc_bits") or 32)), flag("PACK", pack),
+              Param("WB", p.weight_bits), Param("ACCB", int(p.acc_bits or 32)), flag("PACK", pack),
               flag("LUTMUL", lut_multipliers(layer)),
               Param("MEM_FILE", mem), *_mvu_epilogue(layer, df, nf * pe, _pack_bias_offset(layer, x, pack))]
     return Unit(layer.name, "hg_mvu", window, x.channels * x.bits, tuple(params), mem, tuple(words))
@@ -151,15 +156,15 @@ def _pack_bias_offset(layer: Layer, x: Stream, pack: bool) -> np.ndarray:
 
 
 def _mvu_epilogue(layer: Layer, df: Dataflow, lanes: int, bias_offset: np.ndarray) -> list[Param]:
-    p, a = layer.params, layer.arrays
+    p, a = mvu.params_of(layer), layer.arrays
     out = df.streams[layer.output]
     n = out.channels
     mult, shift = per_channel(a["mult"], n), per_channel(a["shift"], n)
     neg = per_channel(a["mult_neg"], n) if "mult_neg" in a else None
-    acc = int(p.get("acc_bits") or 32)
+    acc = int(p.acc_bits or 32)
     mb = mult_bits(mult, neg)
     bias = per_channel(a["bias"], n) + bias_offset  # may leave ACCB bits: the accumulator wraps exactly
-    params = [*_requant_common(p, out, shift), Param("MB", mb), flag("HAS_NEG", neg is not None),
+    params = [*_requant_common(p.requant, out, shift), Param("MB", mb), flag("HAS_NEG", neg is not None),
               vector("BIAS", padded(bias, lanes), acc),
               vector("MULT", padded(mult, lanes), mb),
               vector("MULT_NEG", padded(neg if neg is not None else mult, lanes), mb),
@@ -173,24 +178,24 @@ def _mvu_epilogue(layer: Layer, df: Dataflow, lanes: int, bias_offset: np.ndarra
         smb = mult_bits(smult)
         params += [flag("HAS_SKIP", True), Param("SKB", skip.bits), flag("SKIP_SIGNED", skip.signed),
                    Param("SMB", smb), vector("SKIP_MULT", padded(smult, lanes), smb),
-                   vector("SKIP_ZP", padded(per_channel(p.get("skip_zp"), n), lanes), skip.bits + 1)]
+                   vector("SKIP_ZP", padded(per_channel(p.skip_zp, n), lanes), skip.bits + 1)]
     return params
 
 
 def _two_step_params(layer: Layer, n: int, lanes: int) -> list[Param]:
     """Step 1 (the model's intermediate quantizer) and the step-2 bias of a two-step epilogue."""
-    p, a = layer.params, layer.arrays
+    p, a = mvu.params_of(layer), layer.arrays
     params: list[Param] = []
     if "post_bias" in a:
         pb = per_channel(a["post_bias"], n)
         pbb = mult_bits(pb)
         params += [flag("HAS_PB", True), Param("PBB", pbb), vector("POST_BIAS", padded(pb, lanes), pbb)]
-    if "mid_mult" not in a:
+    if "mid_mult" not in a or p.mid is None:
         return params
     m1, s1 = per_channel(a["mid_mult"], n), per_channel(a["mid_shift"], n)
     neg1 = per_channel(a["mid_mult_neg"], n) if "mid_mult_neg" in a else None
     mb1 = mult_bits(m1, neg1)
-    zp, lo, hi = int(p["mid_zp"]), int(p["mid_lo"]), int(p["mid_hi"])
+    zp, lo, hi = int(p.mid.zp), int(p.mid.lo), int(p.mid.hi)
     mxb = signed_bits_for(max(abs(lo - zp), abs(hi - zp)))
     tb1 = max(signed_bits_for(max(abs(lo), abs(hi))), mxb) + 1
     return [*params, flag("TWO_STEP", True), Param("MB1", mb1), Param("SHB1", shift_bits(s1)),
@@ -205,40 +210,44 @@ def _two_step_params(layer: Layer, n: int, lanes: int) -> list[Param]:
 # ---- pools and elementwise -----------------------------------------------------------------------
 def _pool_unit(layer: Layer, df: Dataflow, x: Stream) -> Unit:
     p, a = layer.params, layer.arrays
+    assert isinstance(p, MaxPoolParams | AvgPoolParams)
     out = df.streams[layer.output]
-    c, kk = x.channels, p["kernel"][0] * p["kernel"][1]
+    c, kk = x.channels, p.window.taps
     common = [Param("C", c), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("KK", kk)]
-    if layer.kind == "maxpool":
+    if isinstance(p, MaxPoolParams):
         if out.bits != x.bits:
             raise HlsgenError(f"layer {layer.node}: max pooling must keep the code width")
-        pad = pad_word(int(p["pad_value"]), c, x.bits)
-        return Unit(layer.name, "hg_pool", _window(x, p, 1, pad), c * x.bits, (*common, Param("OB", out.bits)))
-    x_zp = per_channel(p.get("x_zp"), c)
+        pad = pad_word(int(p.pad_value), c, x.bits)
+        return Unit(layer.name, "hg_pool", _window(x, p.window, 1, pad), c * x.bits,
+                    (*common, Param("OB", out.bits)))
+    x_zp = per_channel(p.x_zp, c)
     mult, shift = per_channel(a["mult"], c), per_channel(a["shift"], c)
     mb = mult_bits(mult)
-    params = [*common, flag("IS_AVG", True), Param("PE", layer.pe), *_requant_common(p, out, shift), Param("MB", mb),
-              vector("MULT", mult, mb), vector("SHIFT", shift, shift_bits(shift)), vector("X_OFF", kk * x_zp, 32)]
-    return Unit(layer.name, "hg_pool", _window(x, p, 1, pad_word(x_zp.tolist(), c, x.bits)), c * x.bits,
+    params = [*common, flag("IS_AVG", True), Param("PE", layer.pe), *_requant_common(p.requant, out, shift),
+              Param("MB", mb), vector("MULT", mult, mb), vector("SHIFT", shift, shift_bits(shift)),
+              vector("X_OFF", kk * x_zp, 32)]
+    return Unit(layer.name, "hg_pool", _window(x, p.window, 1, pad_word(x_zp.tolist(), c, x.bits)), c * x.bits,
                 tuple(params))
 
 
 def _eltwise_params(layer: Layer, df: Dataflow, a_stream: Stream) -> list[Param]:
     p, a = layer.params, layer.arrays
+    assert isinstance(p, AddParams | RequantParams)
     out = df.streams[layer.output]
     c = out.channels
     shift = per_channel(a["shift"], c)
     common = [Param("C", c), Param("PE", layer.pe), Param("AB", a_stream.bits), flag("A_SIGNED", a_stream.signed),
-              *_requant_common(p, out, shift), vector("SHIFT", shift, shift_bits(shift))]
-    if layer.kind == "add":
+              *_requant_common(p.requant, out, shift), vector("SHIFT", shift, shift_bits(shift))]
+    if isinstance(p, AddParams):
         b = df.streams[layer.inputs[1]]
         am, bm = per_channel(a["a_mult"], c), per_channel(a["b_mult"], c)
         mb, smb = mult_bits(am), mult_bits(bm)
         return [*common, flag("HAS_B", True), Param("BB", b.bits), flag("B_SIGNED", b.signed), Param("MB", mb),
                 Param("SMB", smb), vector("A_MULT", am, mb), vector("A_MULT_NEG", am, mb), vector("B_MULT", bm, smb),
-                vector("A_ZP", per_channel(p.get("a_zp"), c), 32), vector("B_ZP", per_channel(p.get("b_zp"), c), 32)]
+                vector("A_ZP", per_channel(p.a_zp, c), 32), vector("B_ZP", per_channel(p.b_zp, c), 32)]
     mult = per_channel(a["mult"], c)
     neg = per_channel(a["mult_neg"], c) if "mult_neg" in a else None
     mb = mult_bits(mult, neg)
     return [*common, Param("BB", 1), Param("MB", mb), flag("HAS_NEG", neg is not None), vector("A_MULT", mult, mb),
             vector("A_MULT_NEG", neg if neg is not None else mult, mb),
-            vector("A_ZP", per_channel(p.get("x_zp"), c), 32)]
+            vector("A_ZP", per_channel(p.x_zp, c), 32)]

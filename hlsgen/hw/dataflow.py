@@ -26,7 +26,8 @@ from hlsgen.devices.parts import family_of
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.fifo import fifo_depths, output_depth
 from hlsgen.hw.fold import Choice, Folding, choose_folding
-from hlsgen.hw.lower import lower_node
+from hlsgen.hw.layers import lower_node
+from hlsgen.hw.layers.reorder import reorder_layer
 from hlsgen.hw.model import Dataflow, Layer, Stream, canonical_order
 from hlsgen.hw.resources import glue_resources, layer_resources
 from hlsgen.ir import Graph, Node, Op
@@ -92,11 +93,7 @@ def _canonical(graph: Graph, s: Stream, namer: Namer, options: list[list[Layer]]
     position = np.empty(s.order.size, np.int64)
     position[s.order] = np.arange(s.order.size)  # flat index -> position in the arriving stream
     perm = position[out.order]  # output element k is arriving element perm[k]
-    params = {"in_pixels": s.pixels, "in_c": s.channels, "out_pixels": out.pixels, "out_c": c,
-              "elements": int(perm.size), "in_bits": s.bits, "in_signed": s.signed, "out_bits": s.bits,
-              "out_signed": s.signed}
-    options.append([Layer(namer(f"layer_reorder_{s.tensor}"), f"{s.tensor}.reorder", "reorder", (s.name,),
-                          out.name, 1, 1, params, {"perm": perm}, s.pixels + int(perm.size), 0)])
+    options.append([reorder_layer(namer(f"layer_reorder_{s.tensor}"), f"{s.tensor}.reorder", s, out, perm)])
     streams[s.tensor] = out
     return out
 

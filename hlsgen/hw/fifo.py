@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from hlsgen.hw.lower import last_input_pixel
+from hlsgen.hw.layers import last_input_pixel
 from hlsgen.hw.model import Layer, Stream
 
 FIFO_MARGIN = 2  # full throughput: a push and a pop in the same cycle

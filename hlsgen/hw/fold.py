@@ -2,7 +2,7 @@
 
 The dataflow's steady-state cycles per frame are T = max(input beats, slowest layer's cycles); its
 resources are the sum over layers (resource model, hlsgen/hw/resources.py) plus the FIFO glue.
-Each layer offers a list of foldings (hlsgen/hw/lower.py `parallelism_options`). Two goals:
+Each layer offers a list of foldings (hlsgen/hw/layers/, each kind's `options`). Two goals:
 
 - fastest (default): the smallest T whose cheapest design fits the budget. For a candidate T every
   layer independently takes its cheapest folding with cycles <= T (layers only interact through the

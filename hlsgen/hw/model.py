@@ -10,13 +10,40 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hlsgen.hw.params import LayerParams
+
 if TYPE_CHECKING:
     from hlsgen.hw.fold import Folding
+
+
+class Kind(str, Enum):
+    """The hardware layer kinds: one unit each in both backends (hw/layers/ has a module per unit).
+    A `str` enum, so report.json and the templates print the plain name."""
+
+    CONV = "conv"
+    DWCONV = "dwconv"
+    GEMM = "gemm"
+    MAXPOOL = "maxpool"
+    AVGPOOL = "avgpool"
+    ADD = "add"
+    REQUANT = "requant"
+    LUT = "lut"
+    REORDER = "reorder"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+MVU_KINDS = (Kind.CONV, Kind.DWCONV, Kind.GEMM)  # matrix-vector units (hg_mvu, mvu.h)
+POOL_KINDS = (Kind.MAXPOOL, Kind.AVGPOOL)  # hg_pool, pool.h
+WINDOW_KINDS = (Kind.CONV, Kind.DWCONV, Kind.MAXPOOL, Kind.AVGPOOL)  # read a sliding window
+LANE_KINDS = (Kind.AVGPOOL, Kind.ADD, Kind.REQUANT)  # fold their channels over PE requant lanes
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,15 +68,21 @@ class Stream:
 class Layer:
     name: str
     node: str  # IR node name
-    kind: str  # conv | dwconv | gemm | maxpool | avgpool | add | requant | lut | reorder
+    kind: Kind
     inputs: tuple[str, ...]  # stream names; a residual conv or an add has a second one
     output: str
     pe: int
     simd: int
-    params: Mapping[str, Any]  # geometry and requant scalars
+    params: LayerParams  # the kind's typed record (hw/params.py)
     arrays: Mapping[str, np.ndarray]  # weights [Cout, Kh, Kw, Cin/g] or [Nout, K]; bias, mult, shift, ...
     cycles: int
     macs: int
+
+    def folded(self, pe: int, simd: int) -> Layer:
+        return replace(self, pe=pe, simd=simd)
+
+    def with_cycles(self, cycles: int) -> Layer:
+        return replace(self, cycles=cycles)
 
 
 @dataclass(frozen=True, eq=False)

@@ -27,9 +27,10 @@ import math
 from dataclasses import dataclass, fields
 
 from hlsgen.devices.families import DEFAULT_FAMILY, Family
-from hlsgen.hw.model import Layer, Stream
-from hlsgen.hw.packing import MVU_KINDS, lut_multipliers, mvu_shape, packs_pairs
-from hlsgen.hw.packing import requant_units as mvu_requant_units
+from hlsgen.hw.layers import mvu
+from hlsgen.hw.layers.mvu import lut_multipliers, mvu_shape, packs_pairs
+from hlsgen.hw.model import LANE_KINDS, MVU_KINDS, WINDOW_KINDS, Kind, Layer, Stream
+from hlsgen.hw.params import sliding_window
 from hlsgen.numerics import signed_bits_for
 
 LUTRAM_MAX_DEPTH = 64  # memories up to this many words are LUTRAM/registers, deeper ones block RAM
@@ -149,32 +150,34 @@ def requant_units(layer: Layer, x: Stream) -> int:
     """Requant units of a layer: time-shared units of a matrix-vector layer (hw/packing.py), the PE
     lanes of a folded pool or elementwise layer."""
     if layer.kind in MVU_KINDS:
-        return mvu_requant_units(layer, x)
-    if layer.kind in ("avgpool", "add", "requant"):
+        return mvu.requant_units(layer, x)
+    if layer.kind in LANE_KINDS:
         return layer.pe
     return 0
 
 
-def _epilogue_bits(layer: Layer) -> tuple[int, int]:
-    """(operand bits, multiplier bits) of a layer's requant step."""
-    p, a = layer.params, layer.arrays
+def _epilogue_bits(layer: Layer, x: Stream) -> tuple[int, int]:
+    """(operand bits, multiplier bits) of a layer's requant step: the accumulator of a matrix-vector
+    layer, two bits over the input codes of a pool or elementwise layer."""
+    a = layer.arrays
     mult = [int(abs(v)) for k in ("mult", "mult_neg", "a_mult", "b_mult") if k in a for v in
             (a[k] if hasattr(a[k], "__len__") else [a[k]])]
     mb = signed_bits_for(max(mult, default=1))
-    xb = int(p.get("acc_bits") or 0) or int(p.get("in_bits", 8)) + 2
+    acc = mvu.params_of(layer).acc_bits if layer.kind in MVU_KINDS else 0
+    xb = int(acc or 0) or x.bits + 2
     return xb, mb
 
 
 def _dsp(layer: Layer, x: Stream, out: Stream, family: Family) -> Resources:
-    p = layer.params
     total = 0
     rq = requant_units(layer, x)
     if rq:
-        xb, mb = _epilogue_bits(layer)
+        xb, mb = _epilogue_bits(layer, x)
         per_unit = dsp_slices(xb, mb, family)
         if "mid_mult" in layer.arrays:
             per_unit += dsp_slices(xb, mb, family)
-        if p.get("residual") or layer.kind == "add":
+        residual = layer.kind in MVU_KINDS and mvu.params_of(layer).residual
+        if residual or layer.kind == Kind.ADD:
             per_unit += dsp_slices(out.bits + 2, mb, family)
         total += rq * per_unit
     if layer.kind in MVU_KINDS:
@@ -189,32 +192,32 @@ def mac_dsp(layer: Layer, x: Stream, family: Family) -> int:
     m = mvu_shape(layer, x)
     if packs_pairs(layer, x):
         return math.ceil(m.pe / 2) * m.simd
-    return m.pe * m.simd * dsp_slices(x.bits + (0 if x.signed else 1), int(layer.params["weight_bits"]), family)
+    return m.pe * m.simd * dsp_slices(x.bits + (0 if x.signed else 1), mvu.params_of(layer).weight_bits, family)
 
 
 def _memories(layer: Layer, x: Stream, out: Stream) -> Resources:
     total = NONE
     if layer.kind in MVU_KINDS:
         m = mvu_shape(layer, x)
-        total = total + rom(m.words, m.pe * m.simd * int(layer.params["weight_bits"]))
+        total = total + rom(m.words, m.pe * m.simd * mvu.params_of(layer).weight_bits)
     rows = window_rows(layer, x)
     if rows:
         total = total + memory(rows * x.width, x.channels * x.bits)
-    if layer.kind == "lut":
+    if layer.kind == Kind.LUT:
         total = total + rom(int(layer.arrays["table"].size), out.bits)
-    if layer.kind == "reorder":
+    if layer.kind == Kind.REORDER:
         total = total + memory(x.pixels, x.channels * x.bits)
     return total
 
 
 def window_rows(layer: Layer, x: Stream) -> int:
     """Image rows a layer's sliding-window buffer holds (0: no window): K + S rows."""
-    p = layer.params
-    if layer.kind == "gemm":  # hg_window: two rows (one 1x1 window; a dense vector is one row of one pixel)
+    if layer.kind == Kind.GEMM:  # hg_window: two rows (one 1x1 window; a dense vector is one row of one pixel)
         return x.height + 1 if x.pixels > 1 else 2
-    if layer.kind not in ("conv", "dwconv", "maxpool", "avgpool"):
+    w = sliding_window(layer.params)
+    if layer.kind not in WINDOW_KINDS or w is None:
         return 0
-    return int(p["dilations"][0] * (p["kernel"][0] - 1) + 1 + p["strides"][0])
+    return int(w.dilations[0] * (w.kernel[0] - 1) + 1 + w.strides[0])
 
 
 def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
@@ -235,22 +238,21 @@ def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
     f["base"] = 1.0
     rq = requant_units(layer, x)
     if rq:
-        xb, mb = _epilogue_bits(layer)
+        xb, mb = _epilogue_bits(layer, x)
         f["rq_bits"] = rq * (xb + mb) * (2 if "mid_mult" in layer.arrays else 1)
     if layer.kind in MVU_KINDS:
-        m = mvu_shape(layer, x)
-        f["mac_bits"] = m.pe * m.simd * (x.bits + int(layer.params["weight_bits"]))
-        f["acc_bits"] = m.pe * int(layer.params.get("acc_bits") or 32)
+        m, p = mvu_shape(layer, x), mvu.params_of(layer)
+        f["mac_bits"] = m.pe * m.simd * (x.bits + p.weight_bits)
+        f["acc_bits"] = m.pe * int(p.acc_bits or 32)
         f["hold_bits"] = 0.0 if rq == m.pe else f["acc_bits"]
-        folds = m.nf if layer.kind == "dwconv" else m.sf
+        folds = m.nf if layer.kind == Kind.DWCONV else m.sf
         f["sel_bits"] = m.pe * m.simd * x.bits if folds > 1 else 0.0
-        f["mux_bits"] = m.simd * x.bits * (m.sf - 1) if layer.kind != "dwconv" else m.pe * x.bits * (m.nf - 1)
-        wb = int(layer.params["weight_bits"])
-        f["lutmul_bits"] = m.pe * m.simd * wb * x.bits if lut_multipliers(layer) else 0.0
-    if layer.kind == "avgpool":
-        kk = layer.params["kernel"][0] * layer.params["kernel"][1]
-        f["pool_acc_bits"] = x.channels * (x.bits + max(1, kk - 1).bit_length())
-    f["conv"] = 1.0 if layer.kind == "conv" else 0.0
+        f["mux_bits"] = m.simd * x.bits * (m.sf - 1) if layer.kind != Kind.DWCONV else m.pe * x.bits * (m.nf - 1)
+        f["lutmul_bits"] = m.pe * m.simd * p.weight_bits * x.bits if lut_multipliers(layer) else 0.0
+    w = sliding_window(layer.params)
+    if layer.kind == Kind.AVGPOOL and w is not None:
+        f["pool_acc_bits"] = x.channels * (x.bits + max(1, w.taps - 1).bit_length())
+    f["conv"] = 1.0 if layer.kind == Kind.CONV else 0.0
     f["in_bits"] = x.channels * x.bits
     f["out_bits"] = out.channels * out.bits
     return f

@@ -11,7 +11,8 @@ from hlsgen.data import as_batch
 from hlsgen.devices.parts import family_of
 from hlsgen.golden import run_graph
 from hlsgen.hw.fold import rate_text
-from hlsgen.hw.lower import capped_defaults, node_macs
+from hlsgen.hw.layers import capped_defaults
+from hlsgen.hw.layers.mvu import node_macs
 from hlsgen.hw.model import Dataflow
 from hlsgen.hw.resources import layer_resources
 from hlsgen.ir import Graph, Node, Op
@@ -62,7 +63,7 @@ def hardware_summary(df: Dataflow, rows: list[dict[str, Any]], hw: HwConfig) -> 
             "multipliers": multipliers, "mac_bound_cycles": -(-macs // multipliers) if multipliers else 0,
             "input_beats_per_frame": df.input.pixels,
             "capped": [{"node": lay.node, "key": key, "asked": asked, "used": used} for lay in df.layers
-                       for key, asked, used in capped_defaults(lay.kind, lay.node, dict(lay.params), hw)],
+                       for key, asked, used in capped_defaults(lay, hw)],
             "folding": None if f is None else {"goal": f.goal, "fits": f.fits, "optimal": f.optimal,
                                                "budget": f.budget.as_dict(), "estimate": f.total.as_dict(),
                                                "tradeoffs": [{"target_fps": t.fps, "cycles_per_frame": t.cycles,

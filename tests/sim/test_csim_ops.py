@@ -29,6 +29,7 @@ from hlsgen.backends.vectors import read_hex, unpack_beats
 from hlsgen.config.compile import config_from_dict
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.hw.model import Dataflow
+from hlsgen.hw.params import MvuParams, requant_step, sliding_window
 from hlsgen.pipeline import Compilation, compile_model
 from hlsgen.report.output import write_compilation
 from hlsgen.tools.csim import CsimResult, csim
@@ -185,19 +186,19 @@ def test_extreme_widths_and_folds(name: str, tmp_path: Path) -> None:
 def _features(df: Dataflow) -> set[str]:
     found = set()
     for lay in df.layers:
-        p = lay.params
+        p, w = lay.params, sliding_window(lay.params)
         found.add(lay.kind)
-        if lay.kind in ("conv", "dwconv"):
-            flags = {"dilation": p["dilations"] != (1, 1), "stride2": p["strides"] == (2, 2),
-                     "asymmetric_pads": p["pads"][0] != p["pads"][2], "grouped": 1 < p["group"] < p["in_c"],
-                     "pointwise": p["kernel"] == (1, 1), "residual": p["residual"], "relu6": p["act"] == "clip",
-                     "padded": any(p["pads"])}
+        if isinstance(p, MvuParams) and w is not None:
+            flags = {"dilation": w.dilations != (1, 1), "stride2": w.strides == (2, 2),
+                     "asymmetric_pads": w.pads[0] != w.pads[2], "grouped": 1 < p.group < p.in_c,
+                     "pointwise": w.kernel == (1, 1), "residual": p.residual, "relu6": p.act == "clip",
+                     "padded": any(w.pads)}
             found |= {f for f, on in flags.items() if on}
         if "mult_neg" in lay.arrays:
             found.add("leaky")
-        if lay.kind == "gemm":
-            found.add("multi_pixel_gemm" if p["in_pixels"] > 1 else "gemm")
-        if lay.pe > 1 and p.get("out_c", 0) % lay.pe or lay.simd > 1 and p.get("in_c", 0) % lay.simd:
+        if isinstance(p, MvuParams) and w is None:
+            found.add("multi_pixel_gemm" if p.in_pixels > 1 else "gemm")
+        if isinstance(p, MvuParams) and (lay.pe > 1 and p.out_c % lay.pe or lay.simd > 1 and p.in_c % lay.simd):
             found.add("ragged_fold")
     return found
 
@@ -213,16 +214,17 @@ def test_designs_cover_every_op_and_edge_case(designs: dict) -> None:
     wide = designs["wide_beats"][1]
     assert max(s.beat_bits for s in wide.streams.values()) > 1024
     assert {lay.kind for lay in wide.layers} == {"conv", "avgpool", "maxpool"}
-    assert wide.layers[-1].params["kernel"] == (4, 4) and any(wide.layers[-2].params["pads"])
+    last, before = (sliding_window(lay.params) for lay in wide.layers[-1:-3:-1])
+    assert last is not None and before is not None and last.kernel == (4, 4) and any(before.pads)
     top = (designs["wide_beats"][0] / "hls" / "src" / "top.cpp").read_text()
     assert "hlsgen::global_maxpool<" in top and "hlsgen::avgpool<" in top
     bits = {(s.bits, s.signed) for s in mixed.streams.values()}
     assert {(4, False), (6, False), (8, False)} <= bits
-    weights = {lay.params["weight_bits"] for lay in mixed.layers if "weight_bits" in lay.params}
+    weights = {lay.params.weight_bits for lay in mixed.layers if isinstance(lay.params, MvuParams)}
     assert {4, 6, 8} <= weights
     fc2 = designs["ops_int8"][3].float_graph.node("fc2")
     assert fc2.op == "Gemm" and not designs["ops_int8"][3].float_graph.tensor(fc2.inputs[2]).data.any()  # no bias
-    zps = [lay.params["zp"] for lay in int8.layers if "zp" in lay.params]
+    zps = [rq.zp for lay in int8.layers if (rq := requant_step(lay.params)) is not None]
     assert any(z not in (0, -128) for z in zps)  # asymmetric zero points
 
 
@@ -238,16 +240,17 @@ def test_saturation_at_both_ends(designs: dict) -> None:
     """Layers without an activation clamp at both ends of their type in the compared vectors."""
     for name in ("ops_int8", "ties_half_even"):
         out, df, _, _ = designs[name]
-        plain = [lay for lay in df.layers if lay.params.get("act", "none") == "none" and "lo" in lay.params]
-        hits = [(int(c.min()) == lay.params["lo"], int(c.max()) == lay.params["hi"])
-                for lay in plain for c in [_codes(out, lay.output)]]
+        plain = [(lay, rq) for lay in df.layers if (rq := requant_step(lay.params)) is not None
+                 and getattr(lay.params, "act", "none") == "none"]
+        hits = [(int(c.min()) == rq.lo, int(c.max()) == rq.hi) for lay, rq in plain for c in [_codes(out, lay.output)]]
         assert any(lo for lo, _ in hits) and any(hi for _, hi in hits), name
 
 
 def test_relu6_clips_below_the_type_maximum(designs: dict) -> None:
     out, df, _, _ = designs["ties_half_even"]
     conv2 = df.layers[1]
-    assert conv2.params["act"] == "clip" and conv2.params["lo"] == 0 and conv2.params["hi"] == 96  # 6 / 2^-4
+    p = conv2.params
+    assert isinstance(p, MvuParams) and p.act == "clip" and p.requant.lo == 0 and p.requant.hi == 96  # 6 / 2^-4
     codes = _codes(out, conv2.output)
     assert int(codes.min()) == 0 and int(codes.max()) == 96 and (codes == 96).sum() > 1
 

@@ -18,6 +18,7 @@ from hlsgen import compile_model
 from hlsgen.cli import main
 from hlsgen.frontend.from_onnx import from_onnx_model
 from hlsgen.hw.dataflow import build_dataflow
+from hlsgen.hw.params import ReorderParams
 from hlsgen.report.output import write_compilation
 from hlsgen.tools.csim import csim
 
@@ -51,8 +52,10 @@ def test_two_reorder_layers_with_their_cycles(compiled) -> None:
     df = build_dataflow(c.graph, c.config.hw)
     reorders = [lay for lay in df.layers if lay.kind == "reorder"]
     assert len(reorders) == 2
-    assert all(lay.cycles == lay.params["in_pixels"] + lay.params["elements"] for lay in reorders)
-    assert all(sorted(lay.arrays["perm"].tolist()) == list(range(lay.params["elements"])) for lay in reorders)
+    for lay in reorders:
+        p = lay.params
+        assert isinstance(p, ReorderParams) and lay.cycles == p.in_pixels + p.elements
+        assert sorted(lay.arrays["perm"].tolist()) == list(range(p.elements))
 
 
 def test_reorder_csim_bit_exact(compiled) -> None:

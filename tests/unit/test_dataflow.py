@@ -15,6 +15,7 @@ from hlsgen.config.compile import config_from_dict
 from hlsgen.frontend import from_onnx_model
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.hw.fifo import FIFO_MARGIN, SLICE_DEPTH, output_depth, skip_depth
+from hlsgen.hw.params import MvuParams, sliding_window
 
 
 @pytest.fixture(scope="module")
@@ -48,11 +49,11 @@ def test_cycle_model_formula_and_balanced_folds(resnet) -> None:  # type: ignore
     for lay in df.layers:
         p = lay.params
         if lay.kind == "conv":
-            kk = p["kernel"][0] * p["kernel"][1]
-            want = p["out_h"] * p["out_w"] * math.ceil(p["out_c"] / lay.pe) * kk * math.ceil(
-                p["in_c"] // p["group"] / lay.simd)
+            assert isinstance(p, MvuParams) and p.window is not None
+            w = p.window
+            want = w.out_h * w.out_w * math.ceil(p.out_c / lay.pe) * w.taps * math.ceil(p.in_c // p.group / lay.simd)
             assert lay.cycles == want
-            assert p["out_c"] % lay.pe == 0 and (p["in_c"] // p["group"]) % lay.simd == 0
+            assert p.out_c % lay.pe == 0 and (p.in_c // p.group) % lay.simd == 0
         assert lay.cycles <= df.cycles_per_frame
     assert df.cycles_per_frame == max(lay.cycles for lay in df.layers)
 
@@ -64,7 +65,8 @@ def test_configured_folds_are_used_even_when_they_do_not_divide() -> None:
     lay = next(lay for lay in build_dataflow(c.graph, c.config.hw).layers if lay.node == "conv_12_node")
     assert (lay.pe, lay.simd) == (3, 5)
     p = lay.params
-    assert lay.cycles == p["out_h"] * p["out_w"] * math.ceil(p["out_c"] / 3) * 9 * math.ceil(p["in_c"] / 5)
+    assert isinstance(p, MvuParams) and p.window is not None
+    assert lay.cycles == p.window.out_h * p.window.out_w * math.ceil(p.out_c / 3) * 9 * math.ceil(p.in_c / 5)
 
 
 def test_skip_depth_counts_the_lead_of_the_skip_branch() -> None:
@@ -80,7 +82,9 @@ def test_residual_skip_fifo_holds_a_row_and_more(resnet) -> None:  # type: ignor
     joins = [lay for lay in df.layers if len(lay.inputs) == 2]
     assert joins
     first = joins[0]
-    width = first.params["in_w"]
+    window = sliding_window(first.params)
+    assert window is not None
+    width = window.in_w
     # identity block: the skip waits for two 3x3 convolutions, i.e. about two rows and two pixels
     assert df.fifo_depth[(first.inputs[1], first.name)] >= 2 * width + 2
 

@@ -20,6 +20,7 @@ from hlsgen.config.compile import config_from_dict
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.hw.model import Dataflow
+from hlsgen.hw.params import MvuParams
 from hlsgen.pipeline import compile_model
 from hlsgen.report.output import write_compilation
 from hlsgen.support.outdir import MARKER
@@ -136,8 +137,10 @@ def test_weight_tables_follow_the_kernel_layout(tmp_path: Path) -> None:
         words = np.array(next(a for a in code.arrays if a["name"].endswith("_w"))["rows"])
         w = layer.arrays["weights"]
         cout, cin_g = w.shape[0], w.shape[-1]
-        taps = int(np.prod(w.shape[1:-1])) if layer.kind == "conv" else layer.params["in_pixels"]
-        w = w.reshape(cout, taps, -1 if layer.kind == "conv" else layer.params["in_c"])
+        p = layer.params
+        assert isinstance(p, MvuParams)
+        taps = int(np.prod(w.shape[1:-1])) if layer.kind == "conv" else p.in_pixels
+        w = w.reshape(cout, taps, -1 if layer.kind == "conv" else p.in_c)
         cin_g = w.shape[2]
         fold_i = -(-cin_g // layer.simd)
         seen = np.zeros(words.shape, bool)

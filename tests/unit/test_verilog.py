@@ -16,6 +16,7 @@ import rtl_nets  # noqa: E402
 from hlsgen.backends.vectors import pack_beats  # noqa: E402
 from hlsgen.backends.verilog_values import hex_words, vector  # noqa: E402
 from hlsgen.hw.dataflow import build_dataflow  # noqa: E402
+from hlsgen.hw.params import MvuParams  # noqa: E402
 from hlsgen.pipeline import compile_model  # noqa: E402
 
 
@@ -75,11 +76,11 @@ def _check_rom(out: Path, node: str, top: str, group: int = 1) -> None:
     c = compile_model(out.parent / "model.onnx", out.parent / "config.yaml", out.parent / "calib.npy")
     df = build_dataflow(c.graph, c.config.hw)
     lay = next(lay for lay in df.layers if lay.node == node)
-    assert lay.params["group"] == group
+    assert isinstance(lay.params, MvuParams) and lay.params.group == group
     w = lay.arrays["weights"]
     grid = out
     cout, kh, kw, cin = w.shape
-    pe, simd, bits = lay.pe, lay.simd, lay.params["weight_bits"]
+    pe, simd, bits = lay.pe, lay.simd, lay.params.weight_bits
     nf, sf, kk = math.ceil(cout / pe), math.ceil(cin / simd), kh * kw
     assert cin * group == df.streams[lay.inputs[0]].channels
     words = [int(x, 16) for x in (grid / "rtl" / f"{top}_{lay.name}_w.mem").read_text().split()]

@@ -1,0 +1,116 @@
+"""What the layer kinds share: reading a node's window and requant step, lane counts, dependencies.
+
+Each hw/layers/ module lowers its IR ops to `Lowered` records; hw/layers/__init__.py makes Layers of
+them in every folding they may take.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from hlsgen.config.hw import HwConfig
+from hlsgen.errors import HlsgenError
+from hlsgen.hw.model import Kind, Layer, Stream, canonical_order
+from hlsgen.hw.params import LayerParams, MidStep, Requant, Window
+from hlsgen.ir import Graph, Node
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """One IR node as a hardware layer, before its folding: kind, typed parameters, tables, MACs."""
+
+    kind: Kind
+    params: LayerParams
+    arrays: dict[str, np.ndarray]
+    macs: int = 0
+
+
+# ---- reading the node ------------------------------------------------------------------------------
+def window_of(graph: Graph, n: Node, x: Stream, out: Stream) -> Window:
+    """The node's sliding window over its (canonical) input stream."""
+    require_canonical(graph, n, x)
+    kh, kw = tuple(n.attr("kernel") or graph.tensor(n.inputs[1]).shape[2:])
+    sh, sw = n.attr("strides")
+    t, left, b, r = n.attr("pads")
+    dh, dw = n.attr("dilations") or (1, 1)
+    return Window((kh, kw), (sh, sw), (t, left, b, r), (dh, dw), x.height, x.width, x.channels,
+                  out.height, out.width, out.channels)
+
+
+def requant_of(n: Node) -> Requant:
+    return Requant(int(n.attr("zp")), int(n.attr("lo")), int(n.attr("hi")), n.attr("rounding"))
+
+
+def mid_step_of(n: Node) -> MidStep | None:
+    """Step 1 of a two-step epilogue, None for a one-step layer."""
+    if n.attr("mid_mult") is None:
+        return None
+    return MidStep(n.attr("mid_zp"), n.attr("mid_lo"), n.attr("mid_hi"))
+
+
+def int_arrays(n: Node, *keys: str) -> dict[str, np.ndarray]:
+    """The node's integer attributes `keys` that are set, as int64 arrays."""
+    return {k: np.asarray(n.attr(k), dtype=np.int64) for k in keys if n.attr(k) is not None}
+
+
+def require_canonical(graph: Graph, node: Node, stream: Stream) -> None:
+    shape = graph.tensor(stream.tensor).shape[1:]
+    if stream.order.size != int(np.prod(shape)) or not np.array_equal(stream.order, canonical_order(shape)):
+        raise HlsgenError(f"node {node.name}: its input {stream.tensor} arrives in a transposed layout; "
+                          "hardware supports layout changes only at the input or before a Gemm")
+
+
+# ---- folding -------------------------------------------------------------------------------------
+FINE_FOLDS = 32  # lane counts for every fold count up to this many (non-divisors of the channels)
+
+
+def lane_counts(n: int) -> list[int]:
+    """Lane counts worth considering for n channels: every divisor of n (no padding lane), and for
+    each fold count k <= FINE_FOLDS the fewest lanes that take n channels in k folds, ceil(n / k)
+    (padding lanes in the last fold, but a rate between two divisors: 640 channels in 7 folds of 92
+    where the divisors offer 8 folds of 80 or 5 of 128)."""
+    fine = {math.ceil(n / k) for k in range(1, min(n, FINE_FOLDS) + 1)}
+    return sorted(fine | {d for d in range(1, n + 1) if n % d == 0})
+
+
+def check_override(node: str, key: str, value: int | None, channels: int, what: str) -> None:
+    if value and value > channels:
+        raise HlsgenError(f"hw.layers.{node}.{key}: {value} is more than the layer's {channels} {what} "
+                          f"(at most {channels})")
+
+
+def lane_options(layer: Layer, channels: int, hw: HwConfig) -> list[tuple[int, int]]:
+    """A layer that folds `channels` over PE requant lanes (SIMD 1): only `hw.layers` sets its PE
+    (hw.pe/simd are for matrix-vector layers); else every lane count."""
+    over = hw.layers.get(layer.node)
+    lanes = over.pe if over and over.pe else None
+    check_override(layer.node, "pe", lanes, channels, "channels")
+    return [(lanes, 1)] if lanes else [(d, 1) for d in lane_counts(channels)]
+
+
+def one_form(layer: Layer, hw: HwConfig) -> list[tuple[int, int]]:
+    """A layer with a single form: one pixel per step, no folding."""
+    return [(1, 1)]
+
+
+# ---- dependencies (hw/fifo.py) -------------------------------------------------------------------------
+def window_last_pixel(w: Window, out: Stream) -> np.ndarray:
+    """For each output pixel of a sliding window, the index of the last input pixel it reads."""
+    oh, ow = np.divmod(np.arange(out.pixels), w.out_w)
+    (kh, kw), (sh, sw), (dh, dw) = w.kernel, w.strides, w.dilations
+    r = np.clip(oh * sh - w.pads[0] + (kh - 1) * dh, 0, w.in_h - 1)
+    c = np.clip(ow * sw - w.pads[1] + (kw - 1) * dw, 0, w.in_w - 1)
+    return r * w.in_w + c
+
+
+def whole_frame(layer: Layer, x: Stream, out: Stream) -> np.ndarray:
+    """Every output waits for the whole input frame."""
+    return np.full(out.pixels, x.pixels - 1)
+
+
+def same_pixel(layer: Layer, x: Stream, out: Stream) -> np.ndarray:
+    """Output pixel i needs input pixel i (elementwise)."""
+    return np.arange(out.pixels)

@@ -1,0 +1,25 @@
+"""Lookup-table layers (lut): an elementwise function as a table over every input code, all channels
+of a pixel per cycle. One unit in both backends: hg_lut and eltwise.h (lut_layer)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hlsgen.hw.layers.common import Lowered, one_form, same_pixel
+from hlsgen.hw.model import Kind, Layer, Stream
+from hlsgen.hw.params import LutParams
+from hlsgen.ir import Graph, Node, Op
+
+OPS = (Op.QLUT,)
+KINDS = (Kind.LUT,)
+options = one_form
+last_input_pixel = same_pixel
+
+
+def lower(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> Lowered:
+    return Lowered(Kind.LUT, LutParams(out.channels, n.attr("x_lo")), {"table": np.asarray(n.attr("table"),
+                                                                                          dtype=np.int64)})
+
+
+def cycles(layer: Layer, x: Stream, out: Stream) -> int:
+    return out.pixels

@@ -1,0 +1,194 @@
+"""Matrix-vector units (conv, dwconv, gemm): lowering, loop shape, MAC packing, folding, cycles.
+
+One unit in both backends: hg_mvu (templates/verilog/rtl/hg_mvu.sv) and mvu.h/dwconv.h (HLS).
+With PE output lanes and SIMD input lanes it reads one weight word per cycle: word (nf·KK + tap)·SF
++ sf holds lane (pe, s) = weight of output channel nf·PE + pe, tap `tap`, input channel sf·SIMD + s
+of its group, zero where PE or SIMD do not divide the channel counts (NF = ceil(Cout/PE), SF =
+ceil(Cin_per_group/SIMD), KK taps; depthwise: SIMD = SF = 1). Per-channel values (bias,
+multipliers, shifts) are [NF][PE] tables indexed by the output fold.
+
+Requant units are time-shared: a layer whose output fold takes KK·SF cycles needs only R = PE / Q
+requant units, Q <= KK·SF sub-steps per fold (`requant_units`). Lane r of sub-step q of fold nf
+requantizes channel nf·PE + q·R + r = (nf·Q + q)·R + r, so the [NF][PE] tables read as [NF·Q][R]
+tables in the same order: the requant units see a layer of PE = R and NF·Q folds.
+
+How the MACs are built (LUT multipliers, two products per DSP) is decided here once, rendered by
+hg_mvu and counted by the resource model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from hlsgen.config.hw import HwConfig
+from hlsgen.hw.layers.common import (
+    Lowered,
+    check_override,
+    int_arrays,
+    lane_counts,
+    mid_step_of,
+    requant_of,
+    whole_frame,
+    window_last_pixel,
+    window_of,
+)
+from hlsgen.hw.model import Kind, Layer, Stream
+from hlsgen.hw.params import MvuParams
+from hlsgen.ir import Graph, Node, Op
+
+OPS = (Op.QCONV, Op.QGEMM)
+KINDS = (Kind.CONV, Kind.DWCONV, Kind.GEMM)
+EPILOGUE_ARRAYS = ("mult", "shift", "mult_neg", "mid_mult", "mid_mult_neg", "mid_shift", "post_bias")
+LUT_WEIGHT_BITS = 4  # weights this narrow multiply as shift-adds in LUTs (DSPs are the scarce resource)
+HANDOFF_MAX_BITS = 4096  # time-shared requant units take a fold's accumulators (and skip codes) in one beat
+
+
+def params_of(layer: Layer) -> MvuParams:
+    assert isinstance(layer.params, MvuParams), layer.kind
+    return layer.params
+
+
+# ---- lowering ------------------------------------------------------------------------------------
+def lower(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> Lowered:
+    x = ins[0]
+    w = graph.tensor(n.inputs[1])
+    bias = graph.tensor(n.inputs[2]).data
+    assert w.data is not None and w.qtype is not None and bias is not None
+    common = dict(in_c=x.channels, out_c=out.channels, weight_bits=w.qtype.int.bits, acc_bits=n.attr("acc_bits"),
+                  mult_bits=n.attr("mult_bits"), act=n.attr("act"), requant=requant_of(n), mid=mid_step_of(n))
+    if n.op == Op.QGEMM:
+        params = MvuParams(**common, in_pixels=x.pixels, group=1, window=None, pad_value=0)
+        arrays = {"weights": w.data.astype(np.int64)[:, x.order].copy(),  # columns in stream order
+                  "bias": bias.astype(np.int64), **int_arrays(n, *EPILOGUE_ARRAYS)}
+        return Lowered(Kind.GEMM, params, arrays, node_macs(graph, n))
+    window = window_of(graph, n, x, out)
+    group = int(n.attr("group"))
+    residual = len(ins) > 1
+    params = MvuParams(**common, in_pixels=x.pixels, group=group, window=window, pad_value=n.attr("pad_value"),
+                       residual=residual, skip_zp=n.attr("skip_zp", 0), skip_bits=ins[1].bits if residual else 0)
+    kind = Kind.DWCONV if group == window.in_c == window.out_c and group > 1 else Kind.CONV
+    arrays = {"weights": w.data.astype(np.int64).transpose(0, 2, 3, 1).copy(),  # OIHW -> OHWI (stream order)
+              "bias": bias.astype(np.int64), **int_arrays(n, *EPILOGUE_ARRAYS, "skip_mult")}
+    return Lowered(kind, params, arrays, node_macs(graph, n))
+
+
+def node_macs(g: Graph, n: Node) -> int:
+    """Multiply-accumulates per input image of a QConv/QGemm node (0 for other ops)."""
+    if n.op not in OPS:
+        return 0
+    w = g.tensor(n.inputs[1]).shape
+    if n.op == Op.QGEMM:
+        return int(np.prod(w))
+    return int(np.prod(g.tensor(n.outputs[0]).shape[2:]) * np.prod(w))
+
+
+# ---- loop shape ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MvuShape:
+    """The loop nest of a matrix-vector layer: NF output folds x KK taps x SF input folds."""
+
+    pe: int
+    simd: int
+    nf: int
+    kk: int
+    sf: int
+    cin_g: int  # input channels per group (1 for depthwise)
+    cout: int
+
+    @property
+    def words(self) -> int:
+        return self.nf * self.kk * self.sf
+
+
+def mvu_shape(layer: Layer, x: Stream) -> MvuShape:
+    p = params_of(layer)
+    if p.window is None:
+        kk, cin_g = x.pixels, x.channels
+    else:
+        kk = p.window.taps
+        cin_g = 1 if layer.kind == Kind.DWCONV else p.in_c // p.group
+    simd = 1 if layer.kind == Kind.DWCONV else layer.simd
+    return MvuShape(layer.pe, simd, math.ceil(p.out_c / layer.pe), kk, math.ceil(cin_g / simd), cin_g, p.out_c)
+
+
+def cycles(layer: Layer, x: Stream, out: Stream) -> int:
+    """One weight word per cycle: NF·KK·SF per output pixel."""
+    m = mvu_shape(layer, x)
+    return out.pixels * m.nf * m.kk * m.sf
+
+
+def last_input_pixel(layer: Layer, x: Stream, out: Stream) -> np.ndarray:
+    w = params_of(layer).window
+    return whole_frame(layer, x, out) if w is None else window_last_pixel(w, out)
+
+
+# ---- MACs: decided once, rendered by hg_mvu and counted by the resource model ------------------------
+def lut_multipliers(layer: Layer) -> bool:
+    """hg_mvu LUTMUL: products as shift-adds over the weight bits (about 8 LUTs per weight bit for
+    8-bit codes) instead of a DSP slice each, for weights of at most LUT_WEIGHT_BITS bits."""
+    return params_of(layer).weight_bits <= LUT_WEIGHT_BITS
+
+
+def packs_pairs(layer: Layer, x: Stream) -> bool:
+    """hg_mvu PACK: two PE lanes share one multiplier (A = w0 + w1*2^F, F = WB + IB, times the
+    activation as an unsigned code). Only where the lanes of a step read the same activation (dense
+    conv, gemm), the operands fit a DSP48E1 (A: 2*WB + IB + 1 <= 25 bits, B: IB + 1 <= 18) and PE >= 2."""
+    p = params_of(layer)
+    dense = layer.kind == Kind.GEMM or (layer.kind == Kind.CONV and p.group == 1)
+    fits = 2 * p.weight_bits + x.bits + 1 <= 25 and x.bits <= 17
+    return dense and layer.pe >= 2 and fits and not lut_multipliers(layer)
+
+
+def requant_units(layer: Layer, x: Stream) -> int:
+    """Requant units R: the fewest that keep up with the folds, the smallest divisor of PE with
+    PE / R <= KK·SF (one fold's accumulators are requantized in PE / R cycles while the next fold
+    accumulates). R = PE (no sharing) where one fold takes a single cycle or the hand-off beat (PE
+    accumulators and their residual skip codes) would exceed HANDOFF_MAX_BITS."""
+    m = mvu_shape(layer, x)
+    p = params_of(layer)
+    if m.pe * ((p.acc_bits or 32) + p.skip_bits) > HANDOFF_MAX_BITS:
+        return m.pe
+    return min(r for r in range(1, m.pe + 1) if m.pe % r == 0 and r * m.kk * m.sf >= m.pe)
+
+
+def weight_words(layer: Layer, x: Stream) -> np.ndarray:
+    """Weights [Cout, taps..., Cin/group] (OHWI, or [N, K] in stream order) as [NF·KK·SF, PE·SIMD]."""
+    m = mvu_shape(layer, x)
+    w = np.asarray(layer.arrays["weights"], dtype=np.int64).reshape(m.cout, m.kk, m.cin_g)
+    padded = np.zeros((m.nf * m.pe, m.kk, m.sf * m.simd), dtype=np.int64)
+    padded[:m.cout, :, :m.cin_g] = w
+    words = padded.reshape(m.nf, m.pe, m.kk, m.sf, m.simd).transpose(0, 2, 3, 1, 4)
+    return words.reshape(m.words, m.pe * m.simd)
+
+
+# ---- folding -------------------------------------------------------------------------------------
+def options(layer: Layer, hw: HwConfig) -> list[tuple[int, int]]:
+    """Candidate (PE, SIMD) pairs, fewest multipliers first: the lane counts of the output channels
+    (PE) and of the input channels per group (SIMD). A value set in `hw.layers` or as the `hw`
+    default is the only choice for that dimension; a `hw.layers` value beyond the layer's channels
+    is an error, the `hw` default is capped at each layer's channels (`capped_defaults`)."""
+    p = params_of(layer)
+    over = hw.layers.get(layer.node)
+    pe_set = (over.pe if over and over.pe else None) or hw.pe
+    simd_set = (over.simd if over and over.simd else None) or hw.simd
+    cin = p.in_c // p.group
+    check_override(layer.node, "pe", over.pe if over else None, p.out_c, "output channels")
+    if layer.kind != Kind.DWCONV:
+        check_override(layer.node, "simd", over.simd if over else None, cin, "input channels per group")
+    pes = [min(pe_set, p.out_c)] if pe_set else lane_counts(p.out_c)
+    simds = [1] if layer.kind == Kind.DWCONV else ([min(simd_set, cin)] if simd_set else lane_counts(cin))
+    return sorted(((pe, s) for pe in pes for s in simds), key=lambda ps: (ps[0] * ps[1], ps))
+
+
+def capped_defaults(layer: Layer, hw: HwConfig) -> list[tuple[str, int, int]]:
+    """(key, asked, used) for each `hw.pe`/`hw.simd` default that this layer caps at its channels
+    (a `hw.layers` entry of its own is not a default)."""
+    p = params_of(layer)
+    over = hw.layers.get(layer.node)
+    caps = [("pe", hw.pe, p.out_c, over.pe if over else None)]
+    if layer.kind != Kind.DWCONV:
+        caps.append(("simd", hw.simd, p.in_c // p.group, over.simd if over else None))
+    return [(key, asked, limit) for key, asked, limit, own in caps if not own and asked > limit]

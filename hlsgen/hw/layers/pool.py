@@ -1,0 +1,66 @@
+"""Pools (maxpool, avgpool): lowering, folding, cycles. One unit in both backends: hg_pool and pool.h.
+
+A max pool takes the largest code of each window; an average pool sums its window per channel and
+requantizes the sum (the division by the window size folded into the multiplier) over PE lanes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hlsgen.config.hw import HwConfig
+from hlsgen.hw.layers.common import (
+    Lowered,
+    int_arrays,
+    lane_options,
+    one_form,
+    requant_of,
+    window_last_pixel,
+    window_of,
+)
+from hlsgen.hw.model import Kind, Layer, Stream
+from hlsgen.hw.params import AvgPoolParams, MaxPoolParams, Window
+from hlsgen.ir import Graph, Node, Op
+
+OPS = (Op.QMAXPOOL, Op.QAVGPOOL)
+KINDS = (Kind.MAXPOOL, Kind.AVGPOOL)
+
+
+def window(layer: Layer) -> Window:
+    assert isinstance(layer.params, MaxPoolParams | AvgPoolParams), layer.kind
+    return layer.params.window
+
+
+def lower(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> Lowered:
+    w = window_of(graph, n, ins[0], out)
+    if n.op == Op.QMAXPOOL:
+        return Lowered(Kind.MAXPOOL, MaxPoolParams(w, n.attr("pad_value")), {})
+    params = AvgPoolParams(w, n.attr("x_zp"), n.attr("count_include_pad"), requant_of(n))
+    return Lowered(Kind.AVGPOOL, params, int_arrays(n, "mult", "shift"))
+
+
+def cycles(layer: Layer, x: Stream, out: Stream) -> int:
+    """Every input pixel, or every window tap, whichever is more; an average pool's requant of one
+    output pixel (over PE lanes) overlaps the next one's window."""
+    taps = window(layer).taps
+    if layer.kind == Kind.MAXPOOL:
+        return max(x.pixels, out.pixels * taps)
+    return max(x.pixels, out.pixels * max(taps, math.ceil(out.channels / layer.pe)))
+
+
+def options(layer: Layer, hw: HwConfig) -> list[tuple[int, int]]:
+    if layer.kind == Kind.MAXPOOL:
+        return one_form(layer, hw)
+    return lane_options(layer, window(layer).in_c, hw)
+
+
+def last_input_pixel(layer: Layer, x: Stream, out: Stream) -> np.ndarray:
+    return window_last_pixel(window(layer), out)
+
+
+def is_global(layer: Layer) -> bool:
+    """The window is the whole unpadded image: the pool reads the frame directly (no window generator)."""
+    w = window(layer)
+    return w.kernel == (w.in_h, w.in_w) and not any(w.pads) and (w.out_h, w.out_w) == (1, 1)

@@ -1,0 +1,143 @@
+"""The typed parameters of a hardware layer, one frozen record per kind (hls4ml's CONFIG_T idea).
+
+A `Layer` (hw/model.py) carries its `Kind` and one of these records, computed once when hw/layers/
+lowers the IR node; every backend renders it and the cycle and resource models read it, so no layer
+parameter is looked up by a string key. Per-channel tables (weights, multipliers, shifts, ...) stay
+in `Layer.arrays`, whose keys are listed with each record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ZeroPoint = int | tuple[int, ...]  # one code, or one per channel
+
+
+@dataclass(frozen=True)
+class Requant:
+    """The scalars of a layer's output requant step (arrays: mult, shift, mult_neg): zero point,
+    clamp bounds and the rounding of the shift."""
+
+    zp: int
+    lo: int
+    hi: int
+    rounding: str
+
+
+@dataclass(frozen=True)
+class MidStep:
+    """Step 1 of a two-step epilogue: the model's own quantizer between a layer and the ops fused
+    after it (arrays: mid_mult, mid_shift, mid_mult_neg; post_bias for step 2)."""
+
+    zp: int
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True)
+class Window:
+    """A sliding window over an [in_h, in_w, in_c] image giving an [out_h, out_w, out_c] one."""
+
+    kernel: tuple[int, int]
+    strides: tuple[int, int]
+    pads: tuple[int, int, int, int]  # top, left, bottom, right
+    dilations: tuple[int, int]
+    in_h: int
+    in_w: int
+    in_c: int
+    out_h: int
+    out_w: int
+    out_c: int
+
+    @property
+    def taps(self) -> int:
+        return self.kernel[0] * self.kernel[1]
+
+
+@dataclass(frozen=True)
+class MvuParams:
+    """conv, dwconv, gemm: a matrix-vector unit (arrays: weights, bias, the requant arrays, skip_mult).
+    A conv or dwconv reads a `window`; a gemm reads its whole input frame of `in_pixels` pixels."""
+
+    in_c: int
+    out_c: int
+    in_pixels: int
+    group: int
+    window: Window | None
+    weight_bits: int
+    acc_bits: int
+    mult_bits: int
+    act: str
+    pad_value: int
+    requant: Requant
+    mid: MidStep | None
+    residual: bool = False
+    skip_zp: ZeroPoint = 0
+    skip_bits: int = 0
+
+
+@dataclass(frozen=True)
+class MaxPoolParams:
+    window: Window
+    pad_value: int
+
+
+@dataclass(frozen=True)
+class AvgPoolParams:
+    """arrays: mult, shift (the division by the window size as a requant)."""
+
+    window: Window
+    x_zp: ZeroPoint
+    count_include_pad: int
+    requant: Requant
+
+
+@dataclass(frozen=True)
+class AddParams:
+    """arrays: a_mult, b_mult, shift."""
+
+    channels: int
+    a_zp: ZeroPoint
+    b_zp: ZeroPoint
+    requant: Requant
+
+
+@dataclass(frozen=True)
+class RequantParams:
+    """arrays: mult, shift, mult_neg."""
+
+    channels: int
+    x_zp: ZeroPoint
+    requant: Requant
+
+
+@dataclass(frozen=True)
+class LutParams:
+    """arrays: table (one output code per input code from x_lo up)."""
+
+    channels: int
+    x_lo: int
+
+
+@dataclass(frozen=True)
+class ReorderParams:
+    """arrays: perm (output element k is arriving element perm[k])."""
+
+    in_pixels: int
+    in_c: int
+    out_pixels: int
+    out_c: int
+    elements: int
+
+
+LayerParams = MvuParams | MaxPoolParams | AvgPoolParams | AddParams | RequantParams | LutParams | ReorderParams
+
+
+def requant_step(p: LayerParams) -> Requant | None:
+    """The layer's output requant step (None for a max pool, a table or a reorder)."""
+    return p.requant if isinstance(p, MvuParams | AvgPoolParams | AddParams | RequantParams) else None
+
+
+def sliding_window(p: LayerParams) -> Window | None:
+    """The sliding window the layer reads (None: a dense layer, an elementwise one, a reorder)."""
+    return p.window if isinstance(p, MvuParams | MaxPoolParams | AvgPoolParams) else None
