@@ -33,14 +33,15 @@ LUT_WEIGHT_BITS = 4  # weights this narrow multiply as shift-adds in LUTs (DSPs 
 
 def lut_multipliers(layer: Layer) -> bool:
     """hg_mvu LUTMUL: products as shift-adds over the weight bits (about 8 LUTs per weight bit for
-    8-bit codes) instead of a DSP48E1 each, for weights of at most LUT_WEIGHT_BITS bits."""
+    8-bit codes) instead of a DSP slice each, for weights of at most LUT_WEIGHT_BITS bits."""
     return int(layer.params["weight_bits"]) <= LUT_WEIGHT_BITS
 
 
 def packs_pairs(layer: Layer, x: Stream) -> bool:
     """hg_mvu PACK: two PE lanes share one multiplier (A = w0 + w1*2^F, F = WB + IB, times the
     activation as an unsigned code). Only where the lanes of a step read the same activation (dense
-    conv, gemm), the operands fit a DSP48E1 (A: 2*WB + IB + 1 <= 25 bits, B: IB + 1 <= 18) and PE >= 2."""
+    conv, gemm), the operands fit hg_mvu's packed 25 x 18 signed product (A: 2*WB + IB + 1 <= 25 bits,
+    B: IB + 1 <= 18; the same RTL on every family) and PE >= 2."""
     wb = int(layer.params["weight_bits"])
     dense = layer.kind == "gemm" or (layer.kind == "conv" and int(layer.params.get("group", 1)) == 1)
     fits = 2 * wb + x.bits + 1 <= 25 and x.bits <= 17
