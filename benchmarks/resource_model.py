@@ -7,7 +7,7 @@ synthesizes each per layer with `hlsgen synth` (cached, so a second run is quick
 every layer the model's DSP / LUT / FF / BRAM36 beside Yosys's, then per resource the share of
 layers within the issue's tolerance (DSP and BRAM 15 %, LUT 25 %; differences of at most 1 DSP,
 0.5 BRAM36 or 50 LUT count as within) and the design totals. `--fit` refits the LUT and FF
-coefficients by non-negative least squares on every layer and prints them for resources.py.
+coefficients by non-negative least squares on every layer and prints them for devices/calibration.py.
 `--stored` skips synthesis: it takes the designs of tests/data/synth_*.json at their stored foldings
 with those Yosys figures (the model's own folding moves when its coefficients do, so a refit is done
 on the stored figures: `--stored --fit`). `--save` writes each synthesized design's figures to
@@ -36,7 +36,7 @@ from hlsgen.config.compile import config_from_dict  # noqa: E402
 from hlsgen.config.hw import Parallelism  # noqa: E402
 from hlsgen.hw.dataflow import build_dataflow  # noqa: E402
 from hlsgen.hw.model import Dataflow  # noqa: E402
-from hlsgen.hw.resources import LUT_COEF, features, layer_resources, structural_part  # noqa: E402
+from hlsgen.hw.resources import FEATURES, features, layer_resources, structural_part  # noqa: E402
 from hlsgen.pipeline import Compilation  # noqa: E402
 from hlsgen.report.output import write_compilation  # noqa: E402
 from hlsgen.tools.synth import synthesize  # noqa: E402
@@ -184,9 +184,9 @@ def _nnls(a: np.ndarray, b: np.ndarray, iters: int = 2000) -> np.ndarray:
 
 
 def fit(results: dict[str, tuple[Dataflow, dict[str, dict[str, float]]]]) -> None:
-    """Refit LUT_COEF and FF_COEF on synthesis minus the structural part (DSP, memories), per layer,
-    for the smallest largest relative error (`_minimax_nnls`)."""
-    keys = list(LUT_COEF)
+    """Refit the LUT and FF coefficients (devices/calibration.py) on synthesis minus the structural part
+    (DSP, memories), per layer, for the smallest largest relative error (`_minimax_nnls`)."""
+    keys = list(FEATURES)
     feats: list[list[float]] = []
     luts: list[float] = []
     ffs: list[float] = []
@@ -205,9 +205,9 @@ def fit(results: dict[str, tuple[Dataflow, dict[str, dict[str, float]]]]) -> Non
             meas_lut.append(measured[lay.name]["lut"])
             meas_ff.append(measured[lay.name]["ff"])
     a = np.array(feats)
-    for label, target, measured in (("LUT_COEF", luts, meas_lut), ("FF_COEF", ffs, meas_ff)):
+    for label, target, measured in (("lut", luts, meas_lut), ("ff", ffs, meas_ff)):
         coef = _minimax_nnls(a, np.array(target, dtype=float), np.maximum(np.array(measured, dtype=float), 1.0))
-        print(f"{label} = {{" + ", ".join(f'"{k}": {v:.3g}' for k, v in zip(keys, coef, strict=True)) + "}")
+        print(f"{label}={{" + ", ".join(f'"{k}": {v:.3g}' for k, v in zip(keys, coef, strict=True)) + "},")
 
 
 def _minimax_nnls(a: np.ndarray, target: np.ndarray, measured: np.ndarray, rounds: int = 200,

@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("--waves", action="store_true", help="dump an FST waveform")
     rs.add_argument("--seed", type=int, default=1, help="seed of the random valid/ready stalls")
     rs.add_argument("--stall-frames", type=int, help="frames of the random-stall (cocotb) run (default min(frames, 2))")
-    sy = sub.add_parser("synth", help="Yosys synth_xilinx on OUT/rtl/, per layer: resources against the part")
+    sy = sub.add_parser("synth", help="Yosys synthesis on OUT/rtl/, per layer: resources against the part")
     sy.add_argument("out", type=Path, help="a folder written by `hlsgen compile`")
     sy.add_argument("--part", help="FPGA part (default: the part recorded in OUT/report.json)")
     sy.add_argument("-j", "--jobs", type=int, default=2, help="Yosys runs in parallel (default 2)")

@@ -1,16 +1,22 @@
 """FPGA families as data: what a family's hardware offers and how its tools are driven.
 
 A family carries its multiplier geometry (the DSP slice's signed operand widths: Yosys splits a wider
-product into ceil((a-1)/(A-1)) * ceil((b-1)/(B-1)) slices), the slice's name in reports, and the
-Yosys command that synthesizes for it. Parts (parts.py) name their family; the resource model, the
-folding and `hlsgen synth` read the family from the part, never a family name tested in place.
-Adding a family is an entry here (and its parts, and calibration data for the resource model).
+product into ceil((a-1)/(A-1)) * ceil((b-1)/(B-1)) slices), the slice's name in reports, the Yosys
+command that synthesizes for it, the names of the cells that command leaves (cells.py), its memory
+geometry (memory.py) and the resource model's calibration (calibration.py). Parts (parts.py) name
+their family; the resource model, the folding and `hlsgen synth` read everything from the family,
+never a family name tested in place. Adding a family is an entry here, its parts, and its data in
+those three modules.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hlsgen.devices import calibration, cells, memory
+from hlsgen.devices.calibration import Calibration
+from hlsgen.devices.cells import CellMap
+from hlsgen.devices.memory import MemoryGeometry
 from hlsgen.errors import HlsgenError
 
 
@@ -21,6 +27,9 @@ class Family:
     dsp_a_bits: int  # signed operand widths of one slice's multiplier
     dsp_b_bits: int
     synth_command: str  # the Yosys synthesis command, with {top}
+    cells: CellMap  # what the cells synth_command leaves count as
+    memory: MemoryGeometry
+    calibration: Calibration  # the resource model's fitted coefficients
 
     def dsp_slices(self, a_bits: int, b_bits: int) -> int:
         """Slices of one signed a x b product under Yosys's mapping (0: it stays in LUTs)."""
@@ -31,8 +40,10 @@ class Family:
 
 
 FAMILIES = {f.name: f for f in (
-    Family("xc7", "DSP48E1", 25, 18, "synth_xilinx -family xc7 -noiopad -noclkbuf -top {top}"),
-    Family("xcup", "DSP48E2", 27, 18, "synth_xilinx -family xcup -noiopad -noclkbuf -top {top}"),
+    Family("xc7", "DSP48E1", 25, 18, "synth_xilinx -family xc7 -noiopad -noclkbuf -top {top}",
+           cells.XILINX, memory.XILINX, calibration.XC7),
+    Family("xcup", "DSP48E2", 27, 18, "synth_xilinx -family xcup -noiopad -noclkbuf -top {top}",
+           cells.XILINX, memory.XILINX, calibration.XC7),  # not fitted on UltraScale+: the xc7 fit
 )}
 DEFAULT_FAMILY = FAMILIES["xc7"]  # for parts hlsgen does not know
 

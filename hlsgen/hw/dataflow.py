@@ -76,7 +76,7 @@ def fold(options: list[list[Layer]], by_name: dict[str, Stream], depths: dict[tu
     family = family_of(hw.part)
     choices = [[Choice(i, lay.cycles, layer_resources(lay, by_name[lay.inputs[0]], by_name[lay.output], family))
                 for i, lay in enumerate(forms)] for forms in options]
-    glue = glue_resources(depths, {s.name: s.channels * s.bits for s in by_name.values()})
+    glue = glue_resources(depths, {s.name: s.channels * s.bits for s in by_name.values()}, family)
     return choose_folding(choices, glue, floor, hw, [forms[0].node for forms in options])
 
 

@@ -26,9 +26,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from hlsgen.config.hw import HwConfig
-from hlsgen.devices.parts import find_part
+from hlsgen.devices.parts import family_of, find_part
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.resources import DESIGN_LUT_FACTOR, Resources
+from hlsgen.hw.resources import Resources
 
 TRADEOFF_STEPS = 9  # rows of the trade-off table, at most one more (the slowest folding)
 LUT_SHARE = 0.8  # of the part's LUTs: leave room for routing and the shell
@@ -55,6 +55,21 @@ class Choice:
     index: int
     cycles: int
     cost: Resources
+
+
+@dataclass(frozen=True)
+class DesignCost:
+    """The design estimate of one pick per layer: `fixed` (the FIFO glue, independent of folding) plus
+    the picks' costs, LUTs scaled by `lut_factor` (the part family's calibrated design_lut_factor)."""
+
+    fixed: Resources
+    lut_factor: float
+
+    def of(self, picks: Sequence[Choice]) -> Resources:
+        total = self.fixed
+        for c in picks:
+            total = total + c.cost
+        return replace(total, lut=total.lut * self.lut_factor)
 
 
 @dataclass(frozen=True)
@@ -95,26 +110,27 @@ def choose_folding(options: Sequence[Sequence[Choice]], fixed: Resources, floor:
     on folding (FIFOs); `floor`: cycles no folding can beat (the input stream); `names`: the layers'
     names, for the errors."""
     budget = budget_of(hw)
+    cost = DesignCost(fixed, family_of(hw.part).calibration.design_lut_factor)
     if hw.target_fps:
-        chosen = _at_target(options, fixed, floor, budget, Rate(hw.target_fps, hw.hls.clock_ns),
+        chosen = _at_target(options, cost, floor, budget, Rate(hw.target_fps, hw.hls.clock_ns),
                             list(names) or [f"layer {i}" for i in range(len(options))])
     else:
-        chosen = _fastest(options, fixed, floor, budget)
-    return replace(chosen, tradeoffs=tradeoffs(options, fixed, floor, budget, hw.hls.clock_ns, chosen.cycles))
+        chosen = _fastest(options, cost, floor, budget)
+    return replace(chosen, tradeoffs=tradeoffs(options, cost, floor, budget, hw.hls.clock_ns, chosen.cycles))
 
 
-def _fastest(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int, budget: Budget) -> Folding:
+def _fastest(options: Sequence[Sequence[Choice]], cost: DesignCost, floor: int, budget: Budget) -> Folding:
     lowest = max([floor] + [min(c.cycles for c in opts) for opts in options])
     candidates = sorted({c.cycles for opts in options for c in opts if c.cycles >= lowest} | {lowest})
     tables = [[_CheapestBelow(opts, weigh) for opts in options] for weigh in _weightings(budget)]
     for t in candidates:
         for per_layer in tables:
             picks = [table.at(t) for table in per_layer]
-            total = _total(picks, fixed)
+            total = cost.of(picks)
             if budget.fits(total):
                 return _folding(options, picks, t, total, budget, True, "fastest", floor)
     picks = [_cheapest(opts, candidates[-1], _weightings(budget)[0]) for opts in options]
-    return _folding(options, picks, candidates[-1], _total(picks, fixed), budget, False, "fastest", floor)
+    return _folding(options, picks, candidates[-1], cost.of(picks), budget, False, "fastest", floor)
 
 
 @dataclass(frozen=True)
@@ -142,7 +158,7 @@ def rate_text(x: float) -> str:
     return f"{x:,.0f}" if x == round(x) and x < 1e9 else f"{x:,.6g}"
 
 
-def _at_target(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int, budget: Budget,
+def _at_target(options: Sequence[Sequence[Choice]], cost: DesignCost, floor: int, budget: Budget,
                rate: Rate, names: Sequence[str]) -> Folding:
     target = rate.cycles
     if target < 1:
@@ -159,28 +175,28 @@ def _at_target(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int
         raise HlsgenError(f"{rate.asked()} needs {target:,} cycles per frame, but even at its most parallel "
                           f"folding {shown}{more} take longer: the model reaches at most "
                           f"{rate.at_best(slowest[0][0])}, set by {slowest[0][1]}")
-    found = cheapest_fitting(options, fixed, budget, target)
+    found = cheapest_fitting(options, cost, budget, target)
     if found is not None:
         return _folding(options, found[0], target, found[1], budget, True, "target_fps", floor)
-    total = _total([_cheapest(opts, target, _weightings(budget)[0]) for opts in options], fixed)
+    total = cost.of([_cheapest(opts, target, _weightings(budget)[0]) for opts in options])
     need = ", ".join(f"{k} {getattr(total, k):,.0f} of {getattr(budget, k):,.0f}" for k in RESOURCES)
     raise HlsgenError(f"{rate.asked()}: the cheapest design meeting {target:,} cycles per frame does not fit the "
                       f"budget ({need})")
 
 
-def cheapest_fitting(options: Sequence[Sequence[Choice]], fixed: Resources, budget: Budget,
+def cheapest_fitting(options: Sequence[Sequence[Choice]], cost: DesignCost, budget: Budget,
                      target: int) -> tuple[list[Choice], Resources] | None:
     """Every layer's cheapest folding meeting `target` cycles, under the first cost order whose total
     fits the budget; None when none does."""
     for weigh in _weightings(budget):
         picks = [_cheapest(opts, target, weigh) for opts in options]
-        total = _total(picks, fixed)
+        total = cost.of(picks)
         if budget.fits(total):
             return picks, total
     return None
 
 
-def tradeoffs(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int, budget: Budget, clock_ns: float,
+def tradeoffs(options: Sequence[Sequence[Choice]], cost: DesignCost, floor: int, budget: Budget, clock_ns: float,
               fastest: int) -> tuple[Tradeoff, ...]:
     """The trade-off the folding search leaves: from the chosen design's cycles up to the slowest
     folding, in at most TRADEOFF_STEPS geometric steps (at least doubling), the design that each
@@ -196,7 +212,7 @@ def tradeoffs(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int,
     rows = []
     for t in [*ladder, slowest]:
         fps = _three_digits_down(1e9 / (clock_ns * t))
-        found = cheapest_fitting(options, fixed, budget, Rate(fps, clock_ns).cycles)
+        found = cheapest_fitting(options, cost, budget, Rate(fps, clock_ns).cycles)
         if found is not None:
             rows.append(Tradeoff(fps, max([floor] + [c.cycles for c in found[0]]), found[1]))
     return tuple(r for r in rows if not any(_dominates(o, r) for o in rows))
@@ -257,14 +273,6 @@ class _CheapestBelow:
     def at(self, t: int) -> Choice:
         i = bisect_right(self.cycles, t)
         return self.best[i - 1] if i else self.fallback
-
-
-def _total(picks: Sequence[Choice], fixed: Resources) -> Resources:
-    """The design estimate: glue plus layers, LUTs scaled by the calibrated DESIGN_LUT_FACTOR."""
-    total = fixed
-    for c in picks:
-        total = total + c.cost
-    return replace(total, lut=total.lut * DESIGN_LUT_FACTOR)
 
 
 def _minimal(pick: Choice, opts: Sequence[Choice], t: int) -> bool:

@@ -1,17 +1,19 @@
-"""`hlsgen synth OUT`: Yosys `synth_xilinx` on OUT/rtl/, one run per layer plus one for the glue, in
-parallel and cached; resources per layer and in total against the part's budget (docs/synth.md).
+"""`hlsgen synth OUT`: Yosys (the part family's synthesis command) on OUT/rtl/, one run per layer plus
+one for the glue, in parallel and cached; resources per layer and in total against the part's budget
+(docs/synth.md).
 
 What is synthesized: every layer module `<top>__<layer>` of <top>.sv (the layer's window + unit) as a
 top of its own, and the top itself ("glue": FIFOs, forks) with the layer modules as blackboxes. The
 layer runs and the glue add up to the design (hierarchy is kept in every run, as when the whole design
 is synthesized with its hierarchy).
 
-Counting (cell names as `stat -json` reports them after `synth_xilinx`, hierarchy summed):
-  DSP     DSP48E1 (xc7) / DSP48E2 (xcup)
-  LUT     LUT1..LUT6, plus the LUTs of LUT memories (LUTRAM_LUTS: RAM32M = 4 LUTs, RAM32X1D = 2, ...)
-  LUTRAM  the memory part of LUT: LUT memories and SRL16E/SRLC32E shift registers
-  FF      FDRE, FDSE, FDCE, FDPE (and LDCE/LDPE latches)
-  BRAM18  RAMB18E1/RAMB18E2;  BRAM36  RAMB36E1/RAMB36E2;  bram36_eq = BRAM36 + BRAM18 / 2
+Counting (cell names as `stat -json` reports them, hierarchy summed), by the family's cell map
+(hlsgen/devices/cells.py):
+  DSP     its DSP slices
+  LUT     its logic LUTs, plus the LUTs of its LUT memories (each with its LUT count)
+  LUTRAM  the memory part of LUT: LUT memories and shift registers
+  FF      its flip-flops (and latches)
+  BRAM18  its 18 Kb block RAMs;  BRAM36  its 36 Kb ones;  bram36_eq = BRAM36 + BRAM18 / 2
 
 Cache: a run's Yosys output (stat.json, log) is stored under its key, the sha256 of the Verilog it
 reads (the layer module, the hand-written hg_*.sv), the .mem files named in it, the Yosys version,
@@ -32,36 +34,27 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hlsgen.devices.families import Family
+from hlsgen.devices.families import DEFAULT_FAMILY, Family
 from hlsgen.devices.parts import find_part
 from hlsgen.errors import HlsgenError
 from hlsgen.support.cache import used
 from hlsgen.support.outdir import require_hlsgen_output, write_folder_atomically
 from hlsgen.support.progress import task as progress_task
 from hlsgen.tools.environment import log
-from hlsgen.tools.synth_report import (
-    FLOPS,
-    GLUE,
-    LOGIC_LUTS,
-    LUTRAM_LUTS,
-    SCRIPT,
-    progress_line,
-    render_table,
-    summarize,
-)
+from hlsgen.tools.synth_report import GLUE, SCRIPT, progress_line, render_table, summarize
 
 # rom_style "distributed" (Vivado's word for a ROM in LUTs) is "logic" in Yosys, whose memory mapper
 # fails on a ROM forced to LUT RAM ("no valid mapping found for memory"); the attribute is evaluated
 # per parameter set, so after `hierarchy`.
 _MODULE = re.compile(r"^module (\w+) \(.*?^endmodule\b", re.M | re.S)
 _MEM = re.compile(r'"([A-Za-z0-9_.-]+\.mem)"')
-_PRIMITIVE = re.compile(r"[A-Z][A-Z0-9_]*")  # Xilinx cells; not submodules, blackboxes or $-cells
+_PRIMITIVE = re.compile(r"[A-Z][A-Z0-9_]*")  # the family's cells; not submodules, blackboxes or $-cells
 _KIND = re.compile(r"^\s*// (\w+): (\w+)", re.M)
 
 
@@ -169,7 +162,7 @@ def run_job(job: Job, yosys: str, version: str, family: Family, use_cache: bool,
     if use_cache and (entry / "run.json").is_file():  # Yosys's own output is cached; counted afresh
         shutil.copyfile(entry / "yosys.log", log_file)
         seconds = json.loads((entry / "run.json").read_text())["seconds"]
-        return {**_counted(entry / "stat.json", job.top, seconds), "cached": True}
+        return {**_counted(entry / "stat.json", job.top, seconds, family), "cached": True}
     folder = work / f"{job.name}.run"
     folder.mkdir()
     for name, data in (*job.sources, *job.data):
@@ -188,7 +181,7 @@ def run_job(job: Job, yosys: str, version: str, family: Family, use_cache: bool,
     if r.returncode != 0 or not stat.is_file():
         return {"status": "failed", "error": failure_message(r.returncode, log_text.read_text(), r.stderr),
                 "seconds": seconds, "cached": False}
-    result = _counted(stat, job.top, seconds)
+    result = _counted(stat, job.top, seconds, family)
     _store(entry, seconds, folder)
     return {**result, "cached": False}
 
@@ -209,9 +202,9 @@ def failure_message(code: int, log_text: str, stderr: str) -> str:
     return f"yosys exit {code}: {last}"
 
 
-def _counted(stat: Path, top: str, seconds: float) -> dict[str, Any]:
+def _counted(stat: Path, top: str, seconds: float, family: Family) -> dict[str, Any]:
     cells = hierarchy_cells(json.loads(stat.read_text()), top)
-    return {"status": "ok", "cells": cells, "resources": resources(cells), "seconds": seconds}
+    return {"status": "ok", "cells": cells, "resources": resources(cells, family), "seconds": seconds}
 
 
 _RUNNING: set[subprocess.Popen[str]] = set()
@@ -257,7 +250,7 @@ def _store(entry: Path, seconds: float, run: Path) -> None:
 
 
 def hierarchy_cells(stat: dict[str, Any], top: str) -> dict[str, int]:
-    """Xilinx primitive counts of `top`, every submodule instance counted (from `stat -json`)."""
+    """Primitive cell counts of `top`, every submodule instance counted (from `stat -json`)."""
     modules = stat["modules"]
     memo: dict[str, dict[str, int]] = {}
 
@@ -278,16 +271,18 @@ def hierarchy_cells(stat: dict[str, Any], top: str) -> dict[str, int]:
     return {c: n for c, n in sorted(count(key).items()) if _PRIMITIVE.fullmatch(c)}
 
 
-def resources(cells: dict[str, int]) -> dict[str, float]:
-    def total(table: dict[str, int] | tuple[str, ...]) -> int:
-        weights = table if isinstance(table, dict) else dict.fromkeys(table, 1)
+def resources(cells: dict[str, int], family: Family = DEFAULT_FAMILY) -> dict[str, float]:
+    """The resources of a run's cells, by the family's cell map (see the module docstring)."""
+    def total(table: Mapping[str, int] | tuple[str, ...]) -> int:
+        weights = table if isinstance(table, Mapping) else dict.fromkeys(table, 1)
         return sum(n * weights[c] for c, n in cells.items() if c in weights)
 
-    lutram = total(LUTRAM_LUTS)
-    b18 = total(("RAMB18E1", "RAMB18E2"))
-    b36 = total(("RAMB36E1", "RAMB36E2"))
-    return {"dsp": total(("DSP48E1", "DSP48E2")), "lut": total(LOGIC_LUTS) + lutram, "lutram": lutram,
-            "ff": total(FLOPS), "bram18": b18, "bram36": b36, "bram36_eq": b36 + b18 / 2}
+    m = family.cells
+    lutram = total(m.lut_memories)
+    b18 = total(m.bram18)
+    b36 = total(m.bram36)
+    return {"dsp": total(m.dsp), "lut": total(m.logic_luts) + lutram, "lutram": lutram,
+            "ff": total(m.flops), "bram18": b18, "bram36": b36, "bram36_eq": b36 + b18 / 2}
 
 
 def synthesize(out_dir: str | Path, part: str | None = None, jobs: int = 2, yosys: str | Path | None = None,

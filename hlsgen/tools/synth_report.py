@@ -11,12 +11,6 @@ SCRIPT = ("read_verilog -sv {files}\n"
           "setattr -set rom_style \"logic\" a:rom_style=distributed\n"
           "{synth}\n"
           "tee -q -o stat.json stat -json\n")
-LUTRAM_LUTS = {"RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2, "RAM256X1S": 4, "RAM512X1S": 8,
-               "RAM32X1D": 2, "RAM64X1D": 2, "RAM128X1D": 4, "RAM256X1D": 8,
-               "RAM32M": 4, "RAM64M": 4, "RAM32M16": 8, "RAM64M8": 8,
-               "SRL16E": 1, "SRLC16E": 1, "SRLC32E": 1}
-LOGIC_LUTS = {f"LUT{i}": 1 for i in range(1, 7)}
-FLOPS = ("FDRE", "FDSE", "FDCE", "FDPE", "LDCE", "LDPE")
 RESOURCES = ("dsp", "lut", "lutram", "ff", "bram18", "bram36", "bram36_eq")
 GLUE = "glue"
 BUDGETED = {"dsp": "dsp", "lut": "lut", "lutram": "lutram", "ff": "ff", "bram36_eq": "bram36"}
@@ -34,7 +28,8 @@ def summarize(runs: dict[str, dict[str, Any]], part_name: str, part: Part, versi
     budget = part.budget()
     percent = {k: round(100.0 * total[k] / budget[b], 1) for k, b in BUDGETED.items()}
     return {"part": part_name, "device": part.device, "family": part.family.name, "dsp_kind": part.family.dsp_kind,
-            "yosys": version, "yosys_path": yosys, "script": SCRIPT, "lutram_luts": LUTRAM_LUTS,
+            "yosys": version, "yosys_path": yosys, "script": SCRIPT,
+            "lutram_luts": dict(part.family.cells.lut_memories),
             "budget": budget, "layers": layers, "glue": glue, "total": total, "percent": percent,
             "over": [k for k in BUDGETED if total[k] > budget[BUDGETED[k]]],
             "failed": [r["name"] for r in (*layers, glue) if r["status"] != "ok"],

@@ -1,16 +1,34 @@
-"""FPGA families as data (hlsgen/devices): parts name their family; the family's multiplier geometry
-and Yosys command are what the resource model and `hlsgen synth` use."""
+"""FPGA families as data (hlsgen/devices): parts name their family; the family's multiplier geometry,
+Yosys command, cell map, memory geometry and calibration are what the resource model, the folding and
+`hlsgen synth` use. A made-up family, defined only as data, moves every count it should."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
+from hlsgen.config.compile import config_from_dict
+from hlsgen.devices.calibration import Calibration
 from hlsgen.devices.families import DEFAULT_FAMILY, FAMILIES, find_family
-from hlsgen.devices.parts import PARTS, family_of, find_part
+from hlsgen.devices.memory import LutRam
+from hlsgen.devices.parts import PARTS, Part, family_of, find_part
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.resources import dsp_slices
+from hlsgen.hw.fold import Choice, choose_folding
+from hlsgen.hw.model import Layer, Stream
+from hlsgen.hw.resources import FEATURES, NONE, Resources, dsp_slices, fitted_part, glue_resources, structural_part
+from hlsgen.tools.synth import resources
+
+XC7 = FAMILIES["xc7"]
+ODD = replace(  # a copy of xc7 with an 18x18 multiplier of another name, other block RAM and LUT RAM
+    XC7, name="odd", dsp_kind="MULT18X18D", dsp_a_bits=18, dsp_b_bits=18,
+    cells=replace(XC7.cells, dsp=("MULT18X18D",), bram18=("DP16KD",)),
+    memory=replace(XC7.memory, bram18_shapes=((2048, 9), (1024, 18)), lutram_cells=(LutRam(16, 4, 1),),
+                   lutram_max_depth=16, rom_block_min=64),
+    calibration=Calibration("odd", lut={**dict.fromkeys(FEATURES, 0.0), "base": 100.0},
+                            ff={**dict.fromkeys(FEATURES, 0.0), "base": 50.0}, design_lut_factor=2.0, fifo_luts=3),
+)
 
 
 def test_every_part_names_a_known_family() -> None:
@@ -32,3 +50,51 @@ def test_the_family_geometry_is_what_the_slices_are_counted_with() -> None:
 def test_an_unknown_family_is_one_line() -> None:
     with pytest.raises(HlsgenError, match="FPGA family 'ecp5' is not one hlsgen knows: xc7, xcup"):
         find_family("ecp5")
+
+
+def _dense() -> tuple[Layer, Stream, Stream]:
+    """A 64 -> 16 dense layer, PE 1, SIMD 8: 128 weight words of 64 bits, 8 products of 9 x 8 bits, one
+    requant unit of 24 x 11 bits (multiplier 1000); its window holds two beats of 512 bits."""
+    x = Stream("x", "x", pixels=1, channels=64, bits=8, signed=False)
+    out = Stream("y", "y", pixels=1, channels=16, bits=8, signed=False)
+    params = {"weight_bits": 8, "out_c": 16, "acc_bits": 24, "in_bits": 8}
+    return Layer("fc", "fc", "gemm", ("x",), "y", pe=1, simd=8, params=params, arrays={"mult": np.array([1000])},
+                 cycles=128, macs=1024), x, out
+
+
+def test_a_family_made_of_data_moves_the_structural_counts() -> None:
+    layer, x, out = _dense()
+    # xc7: 8 slices for the products, 1 for the requant; ROM of 128 words is LUT logic (64 bits x 2 LUTs);
+    # the 2 x 512-bit window is RAM32M, ceil(512 / 6) x 4 LUTs
+    assert structural_part(layer, x, out, XC7) == Resources(dsp=9, lut=128 + 344, lutram=344)
+    # odd: 24 x 11 takes 2 slices of 18 x 18; the ROM is over rom_block_min: ceil(64 / 18) x 1024x18
+    # halves; the window is 16x4 LUT RAM, ceil(512 / 4) cells of 1 LUT
+    assert structural_part(layer, x, out, ODD) == Resources(dsp=10, lut=128, lutram=128, bram36=2.0)
+    assert fitted_part(layer, x, out, ODD) == Resources(lut=100.0, ff=50.0)
+
+
+def test_a_family_made_of_data_moves_the_glue_and_the_design_factor(monkeypatch: pytest.MonkeyPatch) -> None:
+    fifo = {("s", "c"): 32}, {"s": 8}  # 32 x 8: RAM32M (8 LUTs) on xc7, over odd's LUT-RAM depth
+    assert glue_resources(*fifo, XC7) == Resources(lut=8 + 10, lutram=8, ff=14)
+    assert glue_resources(*fifo, ODD) == Resources(lut=3, ff=14, bram36=0.5)
+    monkeypatch.setitem(PARTS, "xc7odd", Part("xc7odd", ODD, dsp=10, lut=1_000, lutram=100, ff=2_000, bram36=10))
+    layers = [[Choice(0, 10, Resources(lut=100.0))]]
+    for part, lut in (("xc7z020clg400-1", 126.0), ("xc7odd-1", 200.0)):
+        hw = config_from_dict({"hw": {"part": part}}, "t").hw
+        assert choose_folding(layers, NONE, 1, hw).total.lut == lut
+
+
+def test_a_family_made_of_data_moves_the_synthesis_counts() -> None:
+    cells = {"MULT18X18D": 3, "DSP48E1": 2, "DP16KD": 2, "RAMB18E1": 1, "LUT3": 5, "RAM32M": 1, "FDRE": 4}
+    assert resources(cells, XC7) == {"dsp": 2, "lut": 9, "lutram": 4, "ff": 4, "bram18": 1, "bram36": 0,
+                                     "bram36_eq": 0.5}
+    assert resources(cells, ODD) == {"dsp": 3, "lut": 9, "lutram": 4, "ff": 4, "bram18": 2, "bram36": 0,
+                                     "bram36_eq": 1.0}
+
+
+def test_xcup_shares_the_xilinx_data_and_says_its_fit_is_xc7s() -> None:
+    xcup = FAMILIES["xcup"]
+    assert xcup.cells is XC7.cells and xcup.memory is XC7.memory and xcup.calibration is XC7.calibration
+    assert xcup.calibration.fitted_on == "xc7"
+    for family in FAMILIES.values():
+        assert set(family.calibration.lut) == set(family.calibration.ff) == set(FEATURES)

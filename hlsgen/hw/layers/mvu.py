@@ -135,7 +135,8 @@ def lut_multipliers(layer: Layer) -> bool:
 def packs_pairs(layer: Layer, x: Stream) -> bool:
     """hg_mvu PACK: two PE lanes share one multiplier (A = w0 + w1*2^F, F = WB + IB, times the
     activation as an unsigned code). Only where the lanes of a step read the same activation (dense
-    conv, gemm), the operands fit a DSP48E1 (A: 2*WB + IB + 1 <= 25 bits, B: IB + 1 <= 18) and PE >= 2."""
+    conv, gemm), the operands fit hg_mvu's packed 25 x 18 signed product (A: 2*WB + IB + 1 <= 25 bits,
+    B: IB + 1 <= 18; the same RTL on every family) and PE >= 2."""
     p = params_of(layer)
     dense = layer.kind == Kind.GEMM or (layer.kind == Kind.CONV and p.group == 1)
     fits = 2 * p.weight_bits + x.bits + 1 <= 25 and x.bits <= 17
