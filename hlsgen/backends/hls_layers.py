@@ -18,7 +18,7 @@ import numpy as np
 
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.layers import mvu, pool
-from hlsgen.hw.layers.mvu import requant_units, weight_words
+from hlsgen.hw.layers.mvu import hls_packs_pairs, hls_weight_rom, requant_units, weight_words
 from hlsgen.hw.model import MVU_KINDS, POOL_KINDS, Dataflow, Kind, Layer, Stream
 from hlsgen.hw.packing import code_range, folded, per_channel
 from hlsgen.hw.params import (
@@ -77,22 +77,6 @@ class LayerCode:
         self.arrays.append({"name": name, "type": f"{self.cfg}::{type_name}", "dims": list(values.shape),
                             "rows": rows, "nested": values.ndim == 2})
         return name
-
-
-PACK_PRODUCT_BITS = 17  # |w*x| < 2^17: the low product fits the 18-bit field of a DSP48E2 (WP486)
-LUTRAM_MAX_BITS = 2048  # a weight ROM up to this size (depth x width) is LUTRAM, larger ones BRAM
-
-
-def pack_lanes(groups: int, w_bits: int, x_bits: int, x_signed: bool, pe: int) -> bool:
-    """Two PE lanes share one multiplier (mvu.h packed_products) when they share the activation
-    (ungrouped) and both products fit: W_BITS <= 8 and W_BITS + IN_BITS - IN_SIGNED <= 17."""
-    return groups == 1 and pe >= 2 and w_bits <= 8 and w_bits + x_bits - int(x_signed) <= PACK_PRODUCT_BITS
-
-
-def rom_impl(depth: int, width: int) -> str:
-    """Storage of one PE lane's weight ROM: LUTRAM when small (a BRAM18 holds 18 kbit; a shallow
-    ROM would waste most of it), BRAM otherwise."""
-    return "lutram" if depth * width <= LUTRAM_MAX_BITS or depth <= 64 else "bram"
 
 
 def _ctype(bits: int, signed: bool) -> str:
@@ -264,9 +248,9 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     w = weight_words(layer, df.streams[layer.inputs[0]])  # [WORDS, PE*SIMD]
     words = w.shape[0]
     w = w.reshape(words, pe, simd).transpose(1, 0, 2).reshape(pe, words * simd)  # one ROM per PE lane
-    code.const(WORDS=words, PACK=pack_lanes(groups, p.weight_bits, x.bits, x.signed, pe))
+    code.const(WORDS=words, PACK=hls_packs_pairs(layer, x))
     code.roms.append({"name": f"{layer.name}_w", "dim": 1, "reshape": simd,
-                      "impl": rom_impl(words, simd * p.weight_bits)})
+                      "impl": hls_weight_rom(words, simd * p.weight_bits)})
     names = {"W": code.table("w", "w_t", w, bits=p.weight_bits),
              "B": code.table("b", "bias_t", folded(per_channel(layer.arrays["bias"], cout), fold_o, pe))}
     mults = {k: folded(per_channel(a[k], cout), rq_fold, rq) for k in ("mult", "mult_neg", "skip_mult") if k in a}

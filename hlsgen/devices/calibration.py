@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class Calibration:
     fitted_on: str  # the family whose synthesis the figures were fitted to
-    lut: Mapping[str, float] = field(hash=False)  # LUTs per unit of each feature (hw/resources.FEATURES)
+    lut: Mapping[str, float] = field(hash=False)  # LUTs per unit of each feature (hw/cost.FEATURES)
     ff: Mapping[str, float] = field(hash=False)  # flip-flops per unit of each feature
     design_lut_factor: float  # the design's LUTs by Yosys over the model's estimate, largest measured
     fifo_luts: float  # LUTs of a FIFO's control (pointers, flags) beside its memory; not fitted

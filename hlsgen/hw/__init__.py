@@ -1,11 +1,13 @@
 """The hardware model: computed once from the integer graph, rendered by every backend.
 
-    model.py     Stream, Layer, Dataflow: what the backends render
+    model.py     Kind, Stream, Layer, Dataflow: what the backends render
+    params.py    the typed parameter record of each layer kind
     dataflow.py  integer graph -> Dataflow (streams, layout, layers in order)
-    lower.py     one IR node -> one Layer (geometry, tables, folding options, cycles)
+    layers/      one module per hardware unit (mvu, pool, eltwise, lut, reorder): its lowering,
+                 foldings, cycle model, data dependencies, MAC packing and resource counts
     fifo.py      FIFO depths of the stream edges (deadlock-free joins)
-    packing.py   weight ROM words and per-channel tables, in the order the hardware reads them
-    parts.py     FPGA parts and their resource budgets
+    packing.py   per-channel tables in the order the hardware reads them
+    cost.py      the resource model's units: Resources, DSP slices, memories and ROMs of a family
     resources.py per-layer resource model (DSP, LUT, FF, BRAM), calibrated against `hlsgen synth`
     fold.py      folding to the device: every layer's PE/SIMD within the part's budget
 """

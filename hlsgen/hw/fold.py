@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from hlsgen.config.hw import HwConfig
 from hlsgen.devices.parts import family_of, find_part
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.resources import Resources
+from hlsgen.hw.cost import Resources
 
 TRADEOFF_STEPS = 9  # rows of the trade-off table, at most one more (the slowest folding)
 LUT_SHARE = 0.8  # of the part's LUTs: leave room for routing and the shell

@@ -5,7 +5,7 @@ borrow of a negative low field) for every pair of 8-bit weights and the extreme 
 and uint8, plus random triples; both C-sim views are compiled (the 64-bit product and, with
 -DHLSGEN_EXACT_ROM, the ap_int 27 x 18 product Vitis sees). Negative control: the kernel without the
 borrow correction must fail. The network-level bit-exactness of packed layers is covered by every
-csim test (int8 MVU layers with even PE pack; see `pack_lanes`)."""
+csim test (int8 MVU layers with even PE pack; see `hls_pack_fits` in hw/layers/mvu.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from hlsgen.backends.hls_layers import pack_lanes
 from hlsgen.backends.render import TEMPLATES
+from hlsgen.hw.layers.mvu import hls_pack_fits as pack_lanes
 from hlsgen.tools.csim_build import BASE_FLAGS, compiler, header_dir
 
 PROGRAM = r"""

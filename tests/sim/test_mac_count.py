@@ -1,10 +1,10 @@
-"""The multipliers hg_mvu instantiates are the ones the resource model counts (hw/packing decides).
+"""The multipliers hg_mvu instantiates are the ones the resource model counts (hw/layers/mvu.py decides).
 
 Each matrix-vector layer of small nets (dense, conv, grouped, depthwise; 2-, 4-, 6- and 8-bit
 weights, 8- and 12-bit activations) is read by Yosys (`read_verilog; hierarchy; proc`, no technology
 mapping, seconds per layer): every `$mul` cell of hg_mvu's MAC products (the `prod2` and packed `pp2`
 lines of the template) is one product as written, and costs `dsp_slices(A_WIDTH, B_WIDTH)` slices.
-Their sum must equal `hw.resources.mac_dsp` for the layer. Before the packing rule was shared, the
+Their sum must equal `hw.layers.mvu.mac_dsp` for the layer. Before the packing rule was shared, the
 model counted a grouped 8-bit conv's products as pairs (half the DSPs hg_mvu builds); the negative
 control puts that rule back and must see the difference.
 """
@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
-import hlsgen.hw.resources as resources
+import hlsgen.hw.layers.mvu as mvu
 from hlsgen.cli import main
 from hlsgen.devices.families import DEFAULT_FAMILY
+from hlsgen.hw.cost import dsp_slices
 from hlsgen.hw.dataflow import build_dataflow
-from hlsgen.hw.resources import dsp_slices, mac_dsp
+from hlsgen.hw.layers.mvu import mac_dsp
 from hlsgen.pipeline import compile_model
 from hlsgen.tools.synth import find_yosys, jobs_of
 
@@ -114,7 +115,7 @@ def test_the_old_pair_rule_is_caught(designs: dict[str, Path], tmp_path: Path, m
     """Negative control: the resource model's former rule (pairs for every non-depthwise 8-bit layer)."""
     built = verilog_mac_slices(designs["w8a8"], tmp_path)
     assert built["g2"] == 4 * 2  # PE x SIMD products, unpaired: the lanes of a grouped conv read different inputs
-    monkeypatch.setattr(resources, "packs_pairs", lambda layer, x: layer.kind != "dwconv")
+    monkeypatch.setattr(mvu, "packs_pairs", lambda layer, x: layer.kind != "dwconv")
     wrong = model_mac_slices("w8a8", designs["w8a8"].parent)
     assert wrong["g2"] == 4 != built["g2"] and {k: v for k, v in wrong.items() if k != "g2"} == {
         k: v for k, v in built.items() if k != "g2"}

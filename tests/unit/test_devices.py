@@ -15,9 +15,11 @@ from hlsgen.devices.families import DEFAULT_FAMILY, FAMILIES, find_family
 from hlsgen.devices.memory import LutRam
 from hlsgen.devices.parts import PARTS, Part, family_of, find_part
 from hlsgen.errors import HlsgenError
+from hlsgen.hw.cost import FEATURES, NONE, Resources, dsp_slices
 from hlsgen.hw.fold import Choice, choose_folding
-from hlsgen.hw.model import Layer, Stream
-from hlsgen.hw.resources import FEATURES, NONE, Resources, dsp_slices, fitted_part, glue_resources, structural_part
+from hlsgen.hw.model import Kind, Layer, Stream
+from hlsgen.hw.params import MvuParams, Requant
+from hlsgen.hw.resources import fitted_part, glue_resources, structural_part
 from hlsgen.tools.synth import resources
 
 XC7 = FAMILIES["xc7"]
@@ -57,8 +59,9 @@ def _dense() -> tuple[Layer, Stream, Stream]:
     requant unit of 24 x 11 bits (multiplier 1000); its window holds two beats of 512 bits."""
     x = Stream("x", "x", pixels=1, channels=64, bits=8, signed=False)
     out = Stream("y", "y", pixels=1, channels=16, bits=8, signed=False)
-    params = {"weight_bits": 8, "out_c": 16, "acc_bits": 24, "in_bits": 8}
-    return Layer("fc", "fc", "gemm", ("x",), "y", pe=1, simd=8, params=params, arrays={"mult": np.array([1000])},
+    params = MvuParams(in_c=64, out_c=16, in_pixels=1, group=1, window=None, weight_bits=8, acc_bits=24, mult_bits=16,
+                       act="none", pad_value=0, requant=Requant(0, 0, 255, "half_even"), mid=None)
+    return Layer("fc", "fc", Kind.GEMM, ("x",), "y", pe=1, simd=8, params=params, arrays={"mult": np.array([1000])},
                  cycles=128, macs=1024), x, out
 
 

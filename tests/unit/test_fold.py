@@ -16,9 +16,9 @@ from hlsgen.config.hw import HwConfig
 from hlsgen.devices.families import FAMILIES
 from hlsgen.errors import HlsgenError
 from hlsgen.frontend import from_onnx_model
+from hlsgen.hw.cost import NONE, Resources, bram18, dsp_slices
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.hw.fold import Budget, Choice, budget_of, choose_folding
-from hlsgen.hw.resources import NONE, Resources, bram18, dsp_slices
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from hlsgen.config.hw import HwConfig
+from hlsgen.devices.families import Family
 from hlsgen.errors import HlsgenError
+from hlsgen.hw.cost import NONE, RequantShape, Resources, memory
 from hlsgen.hw.model import Kind, Layer, Stream, canonical_order
 from hlsgen.hw.params import LayerParams, MidStep, Requant, Window
 from hlsgen.ir import Graph, Node
@@ -114,3 +116,30 @@ def whole_frame(layer: Layer, x: Stream, out: Stream) -> np.ndarray:
 def same_pixel(layer: Layer, x: Stream, out: Stream) -> np.ndarray:
     """Output pixel i needs input pixel i (elementwise)."""
     return np.arange(out.pixels)
+
+
+# ---- resources (hw/resources.py) ------------------------------------------------------------------------
+def window_rows(w: Window) -> int:
+    """Image rows a sliding-window buffer holds: the window's span plus its stride (K + S rows)."""
+    return int(w.dilations[0] * (w.kernel[0] - 1) + 1 + w.strides[0])
+
+
+def window_buffer(rows: int, x: Stream, family: Family) -> Resources:
+    """The line buffer of `rows` image rows of the input stream (hg_window, sliding_window.h)."""
+    return memory(rows * x.width, x.channels * x.bits, family)
+
+
+def no_requant(layer: Layer, x: Stream) -> RequantShape | None:
+    return None
+
+
+def no_features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
+    return {}
+
+
+def no_macs(layer: Layer, x: Stream, family: Family) -> int:
+    return 0
+
+
+def no_memories(layer: Layer, x: Stream, out: Stream, family: Family) -> Resources:
+    return NONE

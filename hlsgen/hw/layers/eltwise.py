@@ -14,7 +14,18 @@ import numpy as np
 
 from hlsgen.config.hw import HwConfig
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.layers.common import Lowered, int_arrays, lane_options, requant_of, require_canonical, same_pixel
+from hlsgen.hw.cost import RequantShape
+from hlsgen.hw.layers.common import (
+    Lowered,
+    int_arrays,
+    lane_options,
+    no_features,
+    no_macs,
+    no_memories,
+    requant_of,
+    require_canonical,
+    same_pixel,
+)
 from hlsgen.hw.model import Kind, Layer, Stream
 from hlsgen.hw.params import AddParams, RequantParams
 from hlsgen.ir import Graph, Node, Op
@@ -22,6 +33,7 @@ from hlsgen.ir import Graph, Node, Op
 OPS = (Op.QADD, Op.QREQUANT)
 KINDS = (Kind.ADD, Kind.REQUANT)
 last_input_pixel = same_pixel
+features, mac_dsp, memories = no_features, no_macs, no_memories
 
 
 def channels(layer: Layer) -> int:
@@ -47,3 +59,8 @@ def cycles(layer: Layer, x: Stream, out: Stream) -> int:
 
 def options(layer: Layer, hw: HwConfig) -> list[tuple[int, int]]:
     return lane_options(layer, channels(layer), hw)
+
+
+def requant_shape(layer: Layer, x: Stream) -> RequantShape:
+    """PE requant lanes; an add's take its second input too."""
+    return RequantShape(layer.pe, x.bits + 2, second_operand=layer.kind == Kind.ADD)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from hlsgen.hw.layers.common import Lowered, one_form, same_pixel
+from hlsgen.devices.families import Family
+from hlsgen.hw.cost import NONE, Resources, rom
+from hlsgen.hw.layers.common import Lowered, no_features, no_macs, no_requant, one_form, same_pixel
 from hlsgen.hw.model import Kind, Layer, Stream
 from hlsgen.hw.params import LutParams
 from hlsgen.ir import Graph, Node, Op
@@ -14,6 +16,7 @@ OPS = (Op.QLUT,)
 KINDS = (Kind.LUT,)
 options = one_form
 last_input_pixel = same_pixel
+requant_shape, features, mac_dsp = no_requant, no_features, no_macs
 
 
 def lower(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> Lowered:
@@ -23,3 +26,8 @@ def lower(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> Lowered:
 
 def cycles(layer: Layer, x: Stream, out: Stream) -> int:
     return out.pixels
+
+
+def memories(layer: Layer, x: Stream, out: Stream, family: Family) -> Resources:
+    """The table: one output code per input code."""
+    return NONE + rom(int(layer.arrays["table"].size), out.bits, family)

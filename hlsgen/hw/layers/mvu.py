@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hlsgen.config.hw import HwConfig
+from hlsgen.devices.families import Family
+from hlsgen.hw.cost import NONE, RequantShape, Resources, dsp_slices, rom
 from hlsgen.hw.layers.common import (
     Lowered,
     check_override,
@@ -32,8 +34,10 @@ from hlsgen.hw.layers.common import (
     mid_step_of,
     requant_of,
     whole_frame,
+    window_buffer,
     window_last_pixel,
     window_of,
+    window_rows,
 )
 from hlsgen.hw.model import Kind, Layer, Stream
 from hlsgen.hw.params import MvuParams
@@ -165,6 +169,33 @@ def weight_words(layer: Layer, x: Stream) -> np.ndarray:
     return words.reshape(m.words, m.pe * m.simd)
 
 
+
+# The HLS kernel builds its MACs its own way (Vitis infers the DSPs): mvu.h packs two lanes' products
+# into one multiplier with WP486's 18-bit fields of a DSP48E2 (w1·2^18 + w0 times x), a different
+# arithmetic from hg_mvu's (w1·2^F + w0 times an unsigned code), with its own bounds; both rules live
+# here so that every decision about a layer's MACs is in this module.
+HLS_PACK_PRODUCT_BITS = 17  # |w*x| < 2^17: the low product fits the 18-bit field of a DSP48E2 (WP486)
+HLS_LUTRAM_MAX_BITS = 2048  # a weight ROM up to this size (depth x width) is LUTRAM, larger ones BRAM
+
+
+def hls_pack_fits(groups: int, w_bits: int, x_bits: int, x_signed: bool, pe: int) -> bool:
+    """Two PE lanes share one multiplier (mvu.h packed_products) when they share the activation
+    (ungrouped) and both products fit: W_BITS <= 8 and W_BITS + IN_BITS - IN_SIGNED <= 17."""
+    return groups == 1 and pe >= 2 and w_bits <= 8 and w_bits + x_bits - int(x_signed) <= HLS_PACK_PRODUCT_BITS
+
+
+def hls_packs_pairs(layer: Layer, x: Stream) -> bool:
+    """mvu.h C::PACK of this layer (`hls_pack_fits`)."""
+    p = params_of(layer)
+    groups = 1 if p.window is None else p.group
+    return hls_pack_fits(groups, p.weight_bits, x.bits, x.signed, layer.pe)
+
+
+def hls_weight_rom(depth: int, width: int) -> str:
+    """Storage of one PE lane's weight ROM in the HLS kernel (BIND_STORAGE): LUTRAM when small (a
+    BRAM18 holds 18 kbit; a shallow ROM would waste most of it), BRAM otherwise."""
+    return "lutram" if depth * width <= HLS_LUTRAM_MAX_BITS or depth <= 64 else "bram"
+
 # ---- folding -------------------------------------------------------------------------------------
 def options(layer: Layer, hw: HwConfig) -> list[tuple[int, int]]:
     """Candidate (PE, SIMD) pairs, fewest multipliers first: the lane counts of the output channels
@@ -193,3 +224,41 @@ def capped_defaults(layer: Layer, hw: HwConfig) -> list[tuple[str, int, int]]:
     if layer.kind != Kind.DWCONV:
         caps.append(("simd", hw.simd, p.in_c // p.group, over.simd if over else None))
     return [(key, asked, limit) for key, asked, limit, own in caps if not own and asked > limit]
+
+
+# ---- resources (hw/resources.py) ------------------------------------------------------------------------
+def requant_shape(layer: Layer, x: Stream) -> RequantShape:
+    p = params_of(layer)
+    return RequantShape(requant_units(layer, x), int(p.acc_bits or 0) or x.bits + 2, "mid_mult" in layer.arrays,
+                        p.residual)
+
+
+def mac_dsp(layer: Layer, x: Stream, family: Family) -> int:
+    """The MAC array's slices, as hg_mvu builds it: none with LUT multipliers, one per packed pair."""
+    if lut_multipliers(layer):
+        return 0
+    m = mvu_shape(layer, x)
+    if packs_pairs(layer, x):
+        return math.ceil(m.pe / 2) * m.simd
+    return m.pe * m.simd * dsp_slices(x.bits + (0 if x.signed else 1), params_of(layer).weight_bits, family)
+
+
+def memories(layer: Layer, x: Stream, out: Stream, family: Family) -> Resources:
+    """The weight ROM (PE·SIMD lanes per word) and the window's line buffer: K + S rows for a conv;
+    two rows for a gemm (hg_window: one 1x1 window; a dense vector is one row of one pixel)."""
+    m, p = mvu_shape(layer, x), params_of(layer)
+    rows = (x.height + 1 if x.pixels > 1 else 2) if p.window is None else window_rows(p.window)
+    return NONE + rom(m.words, m.pe * m.simd * p.weight_bits, family) + window_buffer(rows, x, family)
+
+
+def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
+    """The fitted model's MVU features (hw/resources.features lists them all)."""
+    m, p = mvu_shape(layer, x), params_of(layer)
+    acc_bits = float(m.pe * int(p.acc_bits or 32))
+    folds = m.nf if layer.kind == Kind.DWCONV else m.sf
+    return {"conv": 1.0 if layer.kind == Kind.CONV else 0.0,
+            "mac_bits": m.pe * m.simd * (x.bits + p.weight_bits), "acc_bits": acc_bits,
+            "hold_bits": 0.0 if requant_units(layer, x) == m.pe else acc_bits,
+            "sel_bits": m.pe * m.simd * x.bits if folds > 1 else 0.0,
+            "mux_bits": m.simd * x.bits * (m.sf - 1) if layer.kind != Kind.DWCONV else m.pe * x.bits * (m.nf - 1),
+            "lutmul_bits": m.pe * m.simd * p.weight_bits * x.bits if lut_multipliers(layer) else 0.0}

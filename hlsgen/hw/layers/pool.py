@@ -11,14 +11,19 @@ import math
 import numpy as np
 
 from hlsgen.config.hw import HwConfig
+from hlsgen.devices.families import Family
+from hlsgen.hw.cost import NONE, RequantShape, Resources
 from hlsgen.hw.layers.common import (
     Lowered,
     int_arrays,
     lane_options,
+    no_macs,
     one_form,
     requant_of,
+    window_buffer,
     window_last_pixel,
     window_of,
+    window_rows,
 )
 from hlsgen.hw.model import Kind, Layer, Stream
 from hlsgen.hw.params import AvgPoolParams, MaxPoolParams, Window
@@ -26,6 +31,7 @@ from hlsgen.ir import Graph, Node, Op
 
 OPS = (Op.QMAXPOOL, Op.QAVGPOOL)
 KINDS = (Kind.MAXPOOL, Kind.AVGPOOL)
+mac_dsp = no_macs
 
 
 def window(layer: Layer) -> Window:
@@ -64,3 +70,20 @@ def is_global(layer: Layer) -> bool:
     """The window is the whole unpadded image: the pool reads the frame directly (no window generator)."""
     w = window(layer)
     return w.kernel == (w.in_h, w.in_w) and not any(w.pads) and (w.out_h, w.out_w) == (1, 1)
+
+
+# ---- resources (hw/resources.py) ------------------------------------------------------------------------
+def requant_shape(layer: Layer, x: Stream) -> RequantShape | None:
+    """An average pool's PE requant lanes; a max pool has none."""
+    return RequantShape(layer.pe, x.bits + 2) if layer.kind == Kind.AVGPOOL else None
+
+
+def memories(layer: Layer, x: Stream, out: Stream, family: Family) -> Resources:
+    return NONE + window_buffer(window_rows(window(layer)), x, family)
+
+
+def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
+    """An average pool's per-channel sums (adders, the held register its lanes drain)."""
+    if layer.kind != Kind.AVGPOOL:
+        return {}
+    return {"pool_acc_bits": x.channels * (x.bits + max(1, window(layer).taps - 1).bit_length())}

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from hlsgen.hw.layers.common import one_form, whole_frame
+from hlsgen.devices.families import Family
+from hlsgen.hw.cost import NONE, Resources, memory
+from hlsgen.hw.layers.common import no_features, no_macs, no_requant, one_form, whole_frame
 from hlsgen.hw.model import Kind, Layer, Stream
 from hlsgen.hw.params import ReorderParams
 
@@ -14,6 +16,7 @@ OPS = ()
 KINDS = (Kind.REORDER,)
 options = one_form
 last_input_pixel = whole_frame
+requant_shape, features, mac_dsp = no_requant, no_features, no_macs
 
 
 def reorder_layer(name: str, node: str, x: Stream, out: Stream, perm: np.ndarray) -> Layer:
@@ -31,3 +34,8 @@ def params_of(layer: Layer) -> ReorderParams:
 def cycles(layer: Layer, x: Stream, out: Stream) -> int:
     """The frame is written, then read: every input beat and every element once."""
     return x.pixels + params_of(layer).elements
+
+
+def memories(layer: Layer, x: Stream, out: Stream, family: Family) -> Resources:
+    """The frame buffer: every input beat."""
+    return NONE + memory(x.pixels, x.channels * x.bits, family)
