@@ -34,9 +34,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
 from hlsgen import compile_model  # noqa: E402
 from hlsgen.config.compile import config_from_dict  # noqa: E402
 from hlsgen.config.hw import Parallelism  # noqa: E402
+from hlsgen.hw.cost import FEATURES  # noqa: E402
 from hlsgen.hw.dataflow import build_dataflow  # noqa: E402
 from hlsgen.hw.model import Dataflow  # noqa: E402
-from hlsgen.hw.cost import FEATURES  # noqa: E402
 from hlsgen.hw.resources import features, layer_resources, structural_part  # noqa: E402
 from hlsgen.pipeline import Compilation  # noqa: E402
 from hlsgen.report.output import write_compilation  # noqa: E402

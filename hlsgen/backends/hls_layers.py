@@ -221,7 +221,7 @@ def window_schedule(geo: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
-    p, a = mvu.params_of(layer), layer.arrays
+    p = mvu.params_of(layer)
     cout, pe = p.out_c, layer.pe
     x = df.streams[layer.inputs[0]]
     if p.window is None:
@@ -232,7 +232,8 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     cin_g = 1 if layer.kind == Kind.DWCONV else cin // groups
     simd = 1 if layer.kind == Kind.DWCONV else layer.simd
     fold_o, fold_i = math.ceil(cout / pe), math.ceil(cin_g / simd)
-    leaky, residual = "mult_neg" in a, p.residual
+    e = p.epilogue
+    leaky, residual = e.out.mult_neg is not None, p.residual
     rq = requant_units(layer, x)
     rq_fold = fold_o * (pe // rq)  # the requant tables' rows: [RQ_FOLD][RQ] (mvu.h)
     code.const(COUT=cout, GROUPS=groups, CIN_G=cin_g, COUT_G=cout // groups, PE=pe, SIMD=simd, FOLD_O=fold_o,
@@ -244,7 +245,8 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     if rq < pe:  # the hand-off beat of mvu_core to mvu_requant: PE accumulators and skip codes
         code.types.append({"name": "hand_t", "kind": "beat",
                            "bits": pe * (p.acc_bits + (skip.bits if residual else 0))})
-    code.const(SKIP_ZP=_one(p.skip_zp) if residual else 0, SKIP_BITS=skip.bits, SKIP_SIGNED=skip.signed)
+    skip_zp = e.skip.zp if residual and e.skip is not None else 0
+    code.const(SKIP_ZP=skip_zp, SKIP_BITS=skip.bits, SKIP_SIGNED=skip.signed)
     w = weight_words(layer, df.streams[layer.inputs[0]])  # [WORDS, PE*SIMD]
     words = w.shape[0]
     w = w.reshape(words, pe, simd).transpose(1, 0, 2).reshape(pe, words * simd)  # one ROM per PE lane
@@ -253,7 +255,8 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
                       "impl": hls_weight_rom(words, simd * p.weight_bits)})
     names = {"W": code.table("w", "w_t", w, bits=p.weight_bits),
              "B": code.table("b", "bias_t", folded(per_channel(layer.arrays["bias"], cout), fold_o, pe))}
-    mults = {k: folded(per_channel(a[k], cout), rq_fold, rq) for k in ("mult", "mult_neg", "skip_mult") if k in a}
+    tables = {"mult": e.out.mult, "mult_neg": e.out.mult_neg, "skip_mult": e.skip.mult if e.skip else None}
+    mults = {k: folded(per_channel(v, cout), rq_fold, rq) for k, v in tables.items() if v is not None}
     mults.setdefault("mult_neg", np.zeros((1, rq), np.int64))
     mult_bits = signed_bits_for(max(int(np.abs(mults[k]).max()) for k in ("mult", "mult_neg")))
     skip_mult_bits = signed_bits_for(int(np.abs(mults["skip_mult"]).max())) if residual else 1
@@ -264,8 +267,7 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
         names["SM"] = code.table("sm", "skip_mult_t", mults["skip_mult"], bits=skip_mult_bits)
     else:
         code.types.append({"name": "skip_mult_t", "kind": "rom", "signed": True, "bits": 1, "ctype": "signed char"})
-    names["S"] = code.table("s", "shift_t", folded(per_channel(layer.arrays["shift"], cout), rq_fold, rq),
-                            signed=False)
+    names["S"] = code.table("s", "shift_t", folded(per_channel(e.out.shift, cout), rq_fold, rq), signed=False)
     names.update(_two_step_tables(code, layer, cout, rq_fold, rq))
     base = {Kind.CONV: "conv_mvu", Kind.DWCONV: "dwconv_mvu", Kind.GEMM: "dense"}[layer.kind] if rq == pe else \
         "mvu_shared"
@@ -277,19 +279,20 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
 def _two_step_tables(code: LayerCode, layer: Layer, cout: int, fold_o: int, pe: int) -> dict[str, str]:
     """Step 1 (M1, MN1, S1) and the step-2 bias B2 of a two-step epilogue (epilogue.h); one dummy
     row each where the layer has none, so every MVU kernel has the same table arguments."""
-    a, mid = layer.arrays, mvu.params_of(layer).mid
-    two = "mid_mult" in a and mid is not None
-    mid_neg, post_bias = "mid_mult_neg" in a, "post_bias" in a
+    e = mvu.params_of(layer).epilogue
+    mid = e.mid
+    two, mid_neg, post_bias = mid is not None, mid is not None and mid.mult_neg is not None, e.post_bias is not None
 
-    def rows(key: str, present: bool) -> np.ndarray:
-        return folded(per_channel(layer.arrays[key], cout), fold_o, pe) if present else np.zeros((1, pe), np.int64)
+    def rows(values: tuple[int, ...] | None) -> np.ndarray:
+        return folded(per_channel(values, cout), fold_o, pe) if values is not None else np.zeros((1, pe), np.int64)
 
-    m1, mn1, s1, b2 = rows("mid_mult", two), rows("mid_mult_neg", mid_neg), rows("mid_shift", two), \
-        rows("post_bias", post_bias)
+    m1, mn1, s1 = (rows(None), rows(None), rows(None)) if mid is None else \
+        (rows(mid.mult), rows(mid.mult_neg), rows(mid.shift))
+    b2 = rows(e.post_bias)
     mid_mult_bits = signed_bits_for(int(max(np.abs(m1).max(), np.abs(mn1).max())))
-    mid_x = max(abs(mid.lo - mid.zp), abs(mid.hi - mid.zp)) if mid is not None and two else 1
+    mid_x = max(abs(mid.lo - mid.zp), abs(mid.hi - mid.zp)) if mid is not None else 1
     b2_bits = signed_bits_for(int(np.abs(b2).max()))
-    zp, lo, hi = (mid.zp, mid.lo, mid.hi) if mid is not None and two else (0, 0, 0)
+    zp, lo, hi = (mid.zp, mid.lo, mid.hi) if mid is not None else (0, 0, 0)
     code.const(TWO_STEP=two, MID_ZP=zp, MID_LO=lo, MID_HI=hi, MID_X_BITS=signed_bits_for(mid_x),
                MID_MULT_BITS=mid_mult_bits, HAS_MID_NEG=mid_neg, HAS_POST_BIAS=post_bias, POST_BIAS_BITS=b2_bits,
                M1_FOLD=fold_o if two else 1, MN1_FOLD=fold_o if mid_neg else 1, B2_FOLD=fold_o if post_bias else 1)

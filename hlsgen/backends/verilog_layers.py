@@ -156,14 +156,14 @@ def _pack_bias_offset(layer: Layer, x: Stream, pack: bool) -> np.ndarray:
 
 
 def _mvu_epilogue(layer: Layer, df: Dataflow, lanes: int, bias_offset: np.ndarray) -> list[Param]:
-    p, a = mvu.params_of(layer), layer.arrays
+    p, e = mvu.params_of(layer), mvu.params_of(layer).epilogue
     out = df.streams[layer.output]
     n = out.channels
-    mult, shift = per_channel(a["mult"], n), per_channel(a["shift"], n)
-    neg = per_channel(a["mult_neg"], n) if "mult_neg" in a else None
+    mult, shift = per_channel(e.out.mult, n), per_channel(e.out.shift, n)
+    neg = per_channel(e.out.mult_neg, n) if e.out.mult_neg is not None else None
     acc = int(p.acc_bits or 32)
     mb = mult_bits(mult, neg)
-    bias = per_channel(a["bias"], n) + bias_offset  # may leave ACCB bits: the accumulator wraps exactly
+    bias = per_channel(layer.arrays["bias"], n) + bias_offset  # may leave ACCB bits: the accumulator wraps exactly
     params = [*_requant_common(p.requant, out, shift), Param("MB", mb), flag("HAS_NEG", neg is not None),
               vector("BIAS", padded(bias, lanes), acc),
               vector("MULT", padded(mult, lanes), mb),
@@ -173,29 +173,32 @@ def _mvu_epilogue(layer: Layer, df: Dataflow, lanes: int, bias_offset: np.ndarra
     if len(layer.inputs) == 1:
         return [*params, Param("SKB", 1)]  # unused skip port: 1 bit per channel, tied to 0
     if len(layer.inputs) > 1:
+        if e.skip is None:
+            raise HlsgenError(f"layer {layer.node}: a skip input without the epilogue's skip scaling")
         skip = df.streams[layer.inputs[1]]
-        smult = per_channel(a["skip_mult"], n)
+        smult = per_channel(e.skip.mult, n)
         smb = mult_bits(smult)
         params += [flag("HAS_SKIP", True), Param("SKB", skip.bits), flag("SKIP_SIGNED", skip.signed),
                    Param("SMB", smb), vector("SKIP_MULT", padded(smult, lanes), smb),
-                   vector("SKIP_ZP", padded(per_channel(p.skip_zp, n), lanes), skip.bits + 1)]
+                   vector("SKIP_ZP", padded(per_channel(e.skip.zp, n), lanes), skip.bits + 1)]
     return params
 
 
 def _two_step_params(layer: Layer, n: int, lanes: int) -> list[Param]:
     """Step 1 (the model's intermediate quantizer) and the step-2 bias of a two-step epilogue."""
-    p, a = mvu.params_of(layer), layer.arrays
+    e = mvu.params_of(layer).epilogue
     params: list[Param] = []
-    if "post_bias" in a:
-        pb = per_channel(a["post_bias"], n)
+    if e.post_bias is not None:
+        pb = per_channel(e.post_bias, n)
         pbb = mult_bits(pb)
         params += [flag("HAS_PB", True), Param("PBB", pbb), vector("POST_BIAS", padded(pb, lanes), pbb)]
-    if "mid_mult" not in a or p.mid is None:
+    mid = e.mid
+    if mid is None:
         return params
-    m1, s1 = per_channel(a["mid_mult"], n), per_channel(a["mid_shift"], n)
-    neg1 = per_channel(a["mid_mult_neg"], n) if "mid_mult_neg" in a else None
+    m1, s1 = per_channel(mid.mult, n), per_channel(mid.shift, n)
+    neg1 = per_channel(mid.mult_neg, n) if mid.mult_neg is not None else None
     mb1 = mult_bits(m1, neg1)
-    zp, lo, hi = int(p.mid.zp), int(p.mid.lo), int(p.mid.hi)
+    zp, lo, hi = mid.zp, mid.lo, mid.hi
     mxb = signed_bits_for(max(abs(lo - zp), abs(hi - zp)))
     tb1 = max(signed_bits_for(max(abs(lo), abs(hi))), mxb) + 1
     return [*params, flag("TWO_STEP", True), Param("MB1", mb1), Param("SHB1", shift_bits(s1)),

@@ -3,9 +3,10 @@
 Inputs are integer codes (the executor passes constants' int64 codes). The requant step is always
 `numerics.scale_accumulator` followed by `numerics.requantize` (for QConv/QGemm both inside
 `numerics.fused_epilogue`, which adds the optional first step); nothing here rounds on its own.
-Per-channel attributes (mult, shift, mult_neg, skip_mult, ...) are tuples with one entry per
-channel or a single entry for the whole tensor. Absent `zp`, `lo`, `hi` default to the output
-tensor's qtype (zero point, type range).
+QConv and QGemm read their `epilogue` (ir/epilogue.py). The per-channel attributes of the other
+requant ops (mult, shift, mult_neg, a_mult, ...) are tuples with one entry per channel or a single
+entry for the whole tensor; their absent `zp`, `lo`, `hi` default to the output tensor's qtype
+(zero point, type range).
 
 The conv and dense products go through `exact_int_matmul` (float64 BLAS when provably exact). The
 conv input codes are turned into float64 before im2col so the large column matrix is built once,
@@ -19,6 +20,7 @@ import numpy as np
 from hlsgen import numerics
 from hlsgen.golden.exact import exact_int_matmul
 from hlsgen.golden.window import conv2d, pad_hw, pads4, pair, reduce_windows
+from hlsgen.ir.epilogue import Epilogue, Step
 from hlsgen.ir.graph import Graph, Node
 
 
@@ -33,14 +35,24 @@ def channel_param(node: Node, key: str, ndim: int, axis: int, default: object = 
     One entry gives a scalar (per tensor); None (attribute absent, no default) gives None.
     """
     value = node.attr(key, default)
-    if value is None:
-        return None
-    arr = np.asarray(value, dtype=np.int64).reshape(-1)
+    return None if value is None else along_axis(value, ndim, axis)
+
+
+def along_axis(values: object, ndim: int, axis: int) -> np.ndarray:
+    """Per-channel integers (or one for all) shaped to broadcast along `axis` of a rank-`ndim` tensor."""
+    arr = np.asarray(values, dtype=np.int64).reshape(-1)
     if arr.size == 1:
         return arr.reshape(())
     shape = [1] * ndim
     shape[axis] = -1
     return arr.reshape(shape)
+
+
+def requant_step(step: Step, ndim: int, axis: int = 1) -> numerics.RequantStep:
+    """An epilogue step (ir/epilogue.py) as the arrays numerics.fused_epilogue reads."""
+    neg = None if step.mult_neg is None else along_axis(step.mult_neg, ndim, axis)
+    return numerics.RequantStep(along_axis(step.mult, ndim, axis), along_axis(step.shift, ndim, axis), step.zp,
+                                step.lo, step.hi, neg)
 
 
 def _required(node: Node, key: str, ndim: int, axis: int) -> np.ndarray:
@@ -72,24 +84,18 @@ def _out_requant(node: Node, graph: Graph) -> tuple[int, int, int]:
 
 
 def _scaled_acc(node: Node, graph: Graph, acc: np.ndarray, skip: np.ndarray | None) -> np.ndarray:
-    """QConv/QGemm epilogue (numerics.fused_epilogue): with `mid_*` attributes the model's own
-    intermediate quantizer first, then acc or (t − mid_zp) times mult [+ skip] [+ post_bias], requant."""
+    """QConv/QGemm epilogue (ir/epilogue.py, numerics.fused_epilogue): with a `mid` step the model's own
+    intermediate quantizer first, then acc or (t − mid zp) times mult [+ skip] [+ post_bias], requant."""
     nd = acc.ndim
-    zp, lo, hi = _out_requant(node, graph)
-    last = numerics.RequantStep(_required(node, "mult", nd, 1), _required(node, "shift", nd, 1), zp, lo, hi,
-                                channel_param(node, "mult_neg", nd, 1))
-    mid = None
-    if node.attr("mid_mult") is not None:
-        mid = numerics.RequantStep(_required(node, "mid_mult", nd, 1), _required(node, "mid_shift", nd, 1),
-                                   int(node.attr("mid_zp")), int(node.attr("mid_lo")), int(node.attr("mid_hi")),
-                                   channel_param(node, "mid_mult_neg", nd, 1))
+    e: Epilogue = node.attr("epilogue")
     skip_args = None
     if skip is not None:
-        skip_zp = channel_param(node, "skip_zp", nd, 1, 0)
-        assert skip_zp is not None
-        skip_args = (skip, skip_zp, _required(node, "skip_mult", nd, 1))
-    return numerics.fused_epilogue(acc, last, mid, skip_args, channel_param(node, "post_bias", nd, 1),
-                                   node.attr("rounding"))
+        if e.skip is None:
+            raise ValueError(f"{node.name} ({node.op}): a skip input without the epilogue's skip scaling")
+        skip_args = (skip, along_axis(e.skip.zp, nd, 1), along_axis(e.skip.mult, nd, 1))
+    mid = None if e.mid is None else requant_step(e.mid, nd)
+    post_bias = None if e.post_bias is None else along_axis(e.post_bias, nd, 1)
+    return numerics.fused_epilogue(acc, requant_step(e.out, nd), mid, skip_args, post_bias, e.rounding)
 
 
 # ---- host boundary --------------------------------------------------------------------------------

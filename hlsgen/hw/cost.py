@@ -38,11 +38,12 @@ NONE = Resources()
 @dataclass(frozen=True)
 class RequantShape:
     """A layer's requant units, for their DSP slices and fitted LUT/FF: how many, the width of the value
-    they scale, whether they take two steps (a two-step epilogue) and a second operand (a skip or the
-    second input of an add)."""
+    they scale and of their multipliers, whether they take two steps (a two-step epilogue) and a second
+    operand (a skip or the second input of an add)."""
 
     units: int
     operand_bits: int
+    mult_bits: int  # of the widest multiplier
     two_step: bool = False
     second_operand: bool = False
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hlsgen.ir.epilogue import Epilogue
+
 ZeroPoint = int | tuple[int, ...]  # one code, or one per channel
 
 
@@ -22,16 +24,6 @@ class Requant:
     lo: int
     hi: int
     rounding: str
-
-
-@dataclass(frozen=True)
-class MidStep:
-    """Step 1 of a two-step epilogue: the model's own quantizer between a layer and the ops fused
-    after it (arrays: mid_mult, mid_shift, mid_mult_neg; post_bias for step 2)."""
-
-    zp: int
-    lo: int
-    hi: int
 
 
 @dataclass(frozen=True)
@@ -56,8 +48,9 @@ class Window:
 
 @dataclass(frozen=True)
 class MvuParams:
-    """conv, dwconv, gemm: a matrix-vector unit (arrays: weights, bias, the requant arrays, skip_mult).
-    A conv or dwconv reads a `window`; a gemm reads its whole input frame of `in_pixels` pixels."""
+    """conv, dwconv, gemm: a matrix-vector unit (arrays: weights, bias). A conv or dwconv reads a
+    `window`; a gemm reads its whole input frame of `in_pixels` pixels. Its `epilogue` is the IR
+    node's (ir/epilogue.py), read as is: the requant chain, the skip scaling, the step-2 bias."""
 
     in_c: int
     out_c: int
@@ -69,11 +62,15 @@ class MvuParams:
     mult_bits: int
     act: str
     pad_value: int
-    requant: Requant
-    mid: MidStep | None
+    epilogue: Epilogue
     residual: bool = False
-    skip_zp: ZeroPoint = 0
     skip_bits: int = 0
+
+    @property
+    def requant(self) -> Requant:
+        """The output step's scalars."""
+        out = self.epilogue.out
+        return Requant(out.zp, out.lo, out.hi, self.epilogue.rounding)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,6 @@ from hlsgen.devices.families import DEFAULT_FAMILY, Family
 from hlsgen.hw.cost import FEATURES, NONE, RequantShape, Resources, dsp_slices, memory
 from hlsgen.hw.layers import MODULES
 from hlsgen.hw.model import Layer, Stream
-from hlsgen.numerics import signed_bits_for
 
 
 def layer_resources(layer: Layer, x: Stream, out: Stream, family: Family = DEFAULT_FAMILY) -> Resources:
@@ -63,17 +62,9 @@ def glue_resources(depths: dict[tuple[str, str], int], widths: dict[str, int],
     return total
 
 
-def multiplier_bits(layer: Layer) -> int:
-    """Bits of the widest requant multiplier of a layer."""
-    a = layer.arrays
-    mult = [int(abs(v)) for k in ("mult", "mult_neg", "a_mult", "b_mult") if k in a for v in
-            (a[k] if hasattr(a[k], "__len__") else [a[k]])]
-    return signed_bits_for(max(mult, default=1))
-
-
 def requant_dsp(layer: Layer, rq: RequantShape, out: Stream, family: Family) -> int:
     """DSP slices of the requant units: one product per step, one more for a second operand."""
-    mb = multiplier_bits(layer)
+    mb = rq.mult_bits
     per_unit = dsp_slices(rq.operand_bits, mb, family) * (2 if rq.two_step else 1)
     if rq.second_operand:
         per_unit += dsp_slices(out.bits + 2, mb, family)
@@ -101,7 +92,7 @@ def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
     f["base"] = 1.0
     rq = unit.requant_shape(layer, x)
     if rq:
-        f["rq_bits"] = rq.units * (rq.operand_bits + multiplier_bits(layer)) * (2 if rq.two_step else 1)
+        f["rq_bits"] = rq.units * (rq.operand_bits + rq.mult_bits) * (2 if rq.two_step else 1)
     f.update(unit.features(layer, x, out))
     f["in_bits"] = x.channels * x.bits
     f["out_bits"] = out.channels * out.bits

@@ -36,9 +36,10 @@ from hlsgen.config.compile import Config
 from hlsgen.data import load_array
 from hlsgen.errors import HlsgenError
 from hlsgen.golden import KERNELS
-from hlsgen.golden.int_ops import channel_param
+from hlsgen.golden.int_ops import along_axis, requant_step
 from hlsgen.interop.ort import ort_integers, ort_reference, ort_version
 from hlsgen.ir import Graph, Node
+from hlsgen.ir.epilogue import Epilogue, two_step
 from hlsgen.ir.ops import INTEGER_LAYER_OPS, LAYOUT_OPS
 from hlsgen.pipeline import Compilation, compile_model, intermediates
 from hlsgen.support.identifiers import shown
@@ -184,23 +185,18 @@ def step_differences(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> list[n
     if mid is None:
         raise HlsgenError(f"no onnxruntime tensor stands for the intermediate quantizer of {shown(n.name)}")
     fed, t_ort = _fed_inputs(g, n, ort), ort[mid].astype(np.int64)
-    step1 = {k: v for k, v in n.attrs.items() if not k.startswith(("mid_", "post_", "skip_"))}
-    step1.update(mult=n.attrs["mid_mult"], mult_neg=n.attrs["mid_mult_neg"], shift=n.attrs["mid_shift"],
-                 zp=n.attrs["mid_zp"], lo=n.attrs["mid_lo"], hi=n.attrs["mid_hi"])
-    t = KERNELS[n.op](Node(n.name, n.op, n.inputs[:3], n.outputs, step1), g, fed[:3])
+    e: Epilogue = n.attr("epilogue")
+    assert e.mid is not None
+    step1 = Epilogue(e.mid, rounding=e.rounding)  # the layer up to its intermediate quantizer
+    t = KERNELS[n.op](Node(n.name, n.op, n.inputs[:3], n.outputs, {**n.attrs, "epilogue": step1}), g, fed[:3])
     nd = t_ort.ndim
-
-    def param(key: str, default: int | None = None) -> np.ndarray:
-        value = channel_param(n, key, nd, 1, default)
-        if value is None:
-            raise HlsgenError(f"{shown(n.name)} ({n.op}): two-step layer without attribute {key}")
-        return value
-
-    last = numerics.RequantStep(param("mult"), param("shift"), int(n.attrs["zp"]), int(n.attrs["lo"]),
-                                int(n.attrs["hi"]), channel_param(n, "mult_neg", nd, 1))
-    skip = (fed[3], param("skip_zp", 0), param("skip_mult")) if len(fed) > 3 else None
-    y = numerics.fused_epilogue(t_ort - int(n.attrs["mid_zp"]), last, None, skip,
-                                channel_param(n, "post_bias", nd, 1), n.attr("rounding"))
+    skip = None
+    if len(fed) > 3:
+        if e.skip is None:
+            raise HlsgenError(f"{shown(n.name)} ({n.op}): a skip input without the epilogue's skip scaling")
+        skip = (fed[3], along_axis(e.skip.zp, nd, 1), along_axis(e.skip.mult, nd, 1))
+    post_bias = None if e.post_bias is None else along_axis(e.post_bias, nd, 1)
+    y = numerics.fused_epilogue(t_ort - e.mid.zp, requant_step(e.out, nd), None, skip, post_bias, e.rounding)
     return [np.abs(t - t_ort), _diff(g, n, ort, y)]
 
 
@@ -210,7 +206,7 @@ def agreement_rows(c: Compilation, ort: Mapping[str, np.ndarray], x: np.ndarray)
     layer, e2e = fed_differences(g, ort), end_to_end_differences(c, x, ort)
     rows = []
     for n in compared_layers(g):
-        points = step_differences(g, n, ort) if n.attr("mid_mult") is not None else [layer[n.name]]
+        points = step_differences(g, n, ort) if two_step(n) else [layer[n.name]]
         off = np.concatenate([(d >= 1).ravel() for d in points])
         rows.append(LayerAgreement(n.name, n.op, len(points), int(off.size), max(int(d.max(initial=0)) for d in points),
                                    float(off.mean()) if off.size else 0.0, int(layer[n.name].max(initial=0)),

@@ -31,17 +31,16 @@ import onnx
 from hlsgen.errors import HlsgenError
 from hlsgen.interop.qdq_builder import QdqBuilder
 from hlsgen.ir import Graph, Node, Op
+from hlsgen.ir.epilogue import Epilogue, Step, step_of
 from hlsgen.ir.ops import CONSTANT_SCALINGS
 from hlsgen.passes.check_supported import host_tail_nodes
 
 INFO_ATTRS = {"acc_bits", "mult_bits", "act", "post_act", "reproduces", "rounding"}  # descriptive only
-TWO_STEP = {"mid_mult", "mid_mult_neg", "mid_shift", "mid_zp", "mid_lo", "mid_hi", "post_bias"}
 KNOWN_ATTRS: dict[Op, set[str]] = {
     Op.QUANTIZE_INPUT: set(), Op.DEQUANTIZE_OUTPUT: set(), Op.RESHAPE: {"shape"}, Op.TRANSPOSE: {"perm"},
     Op.AFFINE: {"axis"}, Op.ADD: set(), Op.SUB: set(), Op.MUL: set(), Op.DIV: set(),  # host-side, before the input Q
-    Op.QCONV: {"strides", "pads", "dilations", "group", "pad_value", "mult", "shift", "mult_neg", "zp", "lo", "hi",
-              "skip_zp", "skip_mult", *TWO_STEP},
-    Op.QGEMM: {"mult", "shift", "mult_neg", "zp", "lo", "hi", *TWO_STEP},
+    Op.QCONV: {"strides", "pads", "dilations", "group", "pad_value", "epilogue"},
+    Op.QGEMM: {"epilogue"},
     Op.QADD: {"a_zp", "b_zp", "a_mult", "b_mult", "shift", "mult_neg", "zp", "lo", "hi"},
     Op.QAVGPOOL: {"kernel", "strides", "pads", "count_include_pad", "x_zp", "mult", "shift", "mult_neg", "zp", "lo",
                  "hi"},
@@ -97,7 +96,18 @@ def _ratio(n: Node, key: str = "mult", shift_key: str = "shift") -> np.ndarray:
     mult, shift = _ints(n, key), _ints(n, shift_key)
     if mult is None or shift is None:
         raise HlsgenError(f"export-qdq: {n.name} ({n.op}): missing {key}/{shift_key}")
-    return mult.astype(np.float64) / np.exp2(shift.astype(np.float64))
+    return _over(mult, shift)
+
+
+def _over(values: object, shift: object) -> np.ndarray:
+    """Integers over 2^shift, per channel (or one value), as float64."""
+    return np.asarray(values, np.float64).reshape(-1) / np.exp2(np.asarray(shift, np.float64).reshape(-1))
+
+
+def _step(n: Node) -> Step:
+    """A requant node's output step: a QConv/QGemm's epilogue, the flat attributes of the others."""
+    e = n.attr("epilogue", None)
+    return e.out if isinstance(e, Epilogue) else step_of(n.attrs)
 
 
 def _positive(n: Node, ratio: np.ndarray, what: str) -> np.ndarray:
@@ -112,11 +122,11 @@ def _per_axis(values: np.ndarray, ndim: int, axis: int = 1) -> np.ndarray:
     return v if v.size == 1 else v.reshape([-1] + [1] * (ndim - 1 - axis))
 
 
-def _leaky(b: QdqBuilder, n: Node, x: str, ndim: int, axis: int = 1, prefix: str = "") -> str:
-    """PRelu(M_neg/M) where the layer has a LeakyReLU multiplier (`prefix`: "mid_" for step 1)."""
-    mult, mult_neg = _ints(n, f"{prefix}mult"), _ints(n, f"{prefix}mult_neg")
-    if mult is None or mult_neg is None:
+def _leaky(b: QdqBuilder, n: Node, x: str, step: Step, ndim: int, axis: int = 1, prefix: str = "") -> str:
+    """PRelu(M_neg/M) where the step has a LeakyReLU multiplier (`prefix`: "mid_" for step 1)."""
+    if not step.mult or step.mult_neg is None:
         return x
+    mult, mult_neg = np.asarray(step.mult, np.int64), np.asarray(step.mult_neg, np.int64)
     slope = np.where(mult != 0, mult_neg / np.where(mult != 0, mult, 1), 0.0)
     return b.op("PRelu", [x, b.const(f"{n.name}.{prefix}slope", _per_axis(slope, ndim, axis))], f"{n.name}.leaky")
 
@@ -134,34 +144,36 @@ def _clip_q(b: QdqBuilder, x: str, out: str, scale: float, zp: int, bounds: tupl
 def _finish(b: QdqBuilder, n: Node, x: str, ndim: int, axis: int = 1, leaky: bool = True) -> None:
     """[PRelu(M_neg/M)] [+ DQ(skip)] [+ B2] [Clip(lo, hi)], then QuantizeLinear into the node's output."""
     out = n.outputs[0]
-    qt = b.qtype(out)
-    s_y, zp_default = b.act(out)
-    zp, lo, hi = int(n.attr("zp", zp_default)), int(n.attr("lo", qt.int.lo)), int(n.attr("hi", qt.int.hi))
+    s_y, _ = b.act(out)
+    step = _step(n)
+    e = n.attr("epilogue", None)
     if leaky:
-        x = _leaky(b, n, x, ndim, axis)
-    if n.op == Op.QCONV and len(n.inputs) > 3:  # + (skip − skip_zp)·Mb/2^S, in units of s_y
-        zp_s = _ints(n, "skip_zp")
-        scale = _positive(n, _ratio(n, "skip_mult"), "skip") * s_y
-        skip_f = b.dq(n.inputs[3], scale, 0 if zp_s is None else zp_s, b.tensor_dtype(n.inputs[3]))
+        x = _leaky(b, n, x, step, ndim, axis)
+    if isinstance(e, Epilogue) and e.skip is not None and len(n.inputs) > 3:  # + (skip − zp_s)·Mb/2^S, in s_y
+        scale = _positive(n, _over(e.skip.mult, step.shift), "skip") * s_y
+        skip_f = b.dq(n.inputs[3], scale, np.asarray([e.skip.zp]), b.tensor_dtype(n.inputs[3]))
         x = b.op("Add", [x, skip_f], f"{out}.skip")
-    if n.attr("post_bias") is not None:  # + B2/2^S, in units of s_y
-        x = b.op("Add", [x, b.const(f"{out}.b2", _per_axis(_ratio(n, "post_bias") * s_y, ndim))], f"{out}.b2")
-    _clip_q(b, x, out, s_y, zp, (lo, hi), b.tensor_dtype(out))
+    if isinstance(e, Epilogue) and e.post_bias is not None:  # + B2/2^S, in units of s_y
+        x = b.op("Add", [x, b.const(f"{out}.b2", _per_axis(_over(e.post_bias, step.shift) * s_y, ndim))], f"{out}.b2")
+    _clip_q(b, x, out, s_y, step.zp, (step.lo, step.hi), b.tensor_dtype(out))
 
 
 def _epilogue(b: QdqBuilder, n: Node, y: str, ndim: int) -> None:
     """QConv/QGemm after the float Conv/Gemm `y` (= acc·M/2^S·s_y, or acc·M1/2^S1 for two steps)."""
-    if n.attr("mid_mult") is None:
+    e: Epilogue = n.attr("epilogue")
+    mid = e.mid
+    if mid is None:
         _finish(b, n, y, ndim)
         return
-    zp_t, bounds = int(n.attr("mid_zp")), (int(n.attr("mid_lo")), int(n.attr("mid_hi")))
+    zp_t, bounds = mid.zp, (mid.lo, mid.hi)
     lo, hi = min(bounds[0], zp_t), max(bounds[1], zp_t)
     fits8 = (lo >= -128 and hi <= 127) or (lo >= 0 and hi <= 255)
     dtype = b.container(8 if fits8 else 16, lo < 0)
     t = _mid_tensor(b.g, n)
-    _clip_q(b, _leaky(b, n, y, ndim, prefix="mid_"), t, 1.0, zp_t, bounds, dtype)  # step 1: t in its codes
+    _clip_q(b, _leaky(b, n, y, mid, ndim, prefix="mid_"), t, 1.0, zp_t, bounds, dtype)  # step 1: t in its codes
     s_y, _ = b.act(n.outputs[0])
-    x = b.op("Mul", [b.dq(t, 1.0, zp_t, dtype), b.const(f"{t}.m", _per_axis(_ratio(n) * s_y, ndim))], f"{t}.m")
+    ratio = _over(e.out.mult, e.out.shift)
+    x = b.op("Mul", [b.dq(t, 1.0, zp_t, dtype), b.const(f"{t}.m", _per_axis(ratio * s_y, ndim))], f"{t}.m")
     _finish(b, n, x, ndim)  # step 2
 
 
@@ -175,11 +187,12 @@ def _weights(b: QdqBuilder, n: Node) -> tuple[str, str]:
     """DQ'd weights (per output channel, effective scale) and int32 bias of a QConv/QGemm."""
     x, w_name, bias_name = n.inputs[:3]
     s_x, zp_x = b.act(x)
-    two_step = n.attr("mid_mult") is not None
-    s_out = 1.0 if two_step else b.act(n.outputs[0])[0]
+    e: Epilogue = n.attr("epilogue")
+    first = e.steps[0]  # what the accumulator is scaled by: step 1 of a two-step layer
+    s_out = 1.0 if e.mid is not None else b.act(n.outputs[0])[0]
     w = np.asarray(b.g.tensor(w_name).data, dtype=np.int64)
     bias = np.asarray(b.g.tensor(bias_name).data, dtype=np.int64).reshape(-1)
-    ratio = np.broadcast_to(_ratio(n, "mid_mult", "mid_shift") if two_step else _ratio(n), (w.shape[0],))
+    ratio = np.broadcast_to(_over(first.mult, first.shift), (w.shape[0],))
     sign = np.where(ratio < 0, -1, 1)
     bias = (bias + zp_x * w.reshape(w.shape[0], -1).sum(axis=1)) * sign  # acc = bias + Σ (x − zp_x)·w
     if np.any(np.abs(bias) > np.iinfo(np.int32).max):

@@ -19,6 +19,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
+from hlsgen.ir.epilogue import Epilogue
 from hlsgen.ir.types import Rounding
 
 
@@ -82,6 +83,7 @@ class _Required:
 REQUIRED: Any = _Required()
 ROUNDINGS = tuple(r.value for r in Rounding)  # numerics.ROUNDINGS re-exports this tuple
 ACTIVATIONS = ("none", "relu", "clip", "leaky")
+TYPED: Mapping[str, type] = MappingProxyType({"epilogue": Epilogue})  # attributes that are records
 CHOICES: Mapping[str, tuple[Any, ...]] = MappingProxyType({
     "rounding": ROUNDINGS, "act": ACTIVATIONS, "post_act": ACTIVATIONS, "mode": ("DCR", "CRD"),
     "approximate": ("none", "tanh"), "trunc_mode": ("FLOOR", "CEIL", "ROUND"),
@@ -107,9 +109,9 @@ _EPILOGUE: dict[str, Any] = {"act": "none", "clip_min": -math.inf, "clip_max": m
 _SHIFT_CLAMP: dict[str, Any] = {"shift": REQUIRED, "zp": REQUIRED, "lo": REQUIRED, "hi": REQUIRED,
                                 "rounding": "half_even", "mult_neg": None}
 _REQUANT: dict[str, Any] = {"mult": REQUIRED, **_SHIFT_CLAMP}
-_TWO_STEP: dict[str, Any] = {"mid_mult": None, "mid_mult_neg": None, "mid_shift": None, "mid_zp": 0, "mid_lo": None,
-             "mid_hi": None, "post_act": "none", "post_bias": None, "reproduces": ()}
-_LAYER_INT: dict[str, Any] = {**_REQUANT, **_TWO_STEP, "acc_bits": REQUIRED, "mult_bits": REQUIRED, "act": "none"}
+# QConv/QGemm: the requant chain is one typed attribute (ir/epilogue.py); act, post_act and reproduces describe it
+_LAYER_INT: dict[str, Any] = {"epilogue": REQUIRED, "acc_bits": REQUIRED, "mult_bits": REQUIRED, "act": "none",
+                              "post_act": "none", "reproduces": ()}
 
 SPECS: Mapping[Op, OpSpec] = MappingProxyType({
     Op.CONV: _spec((3, 4), **_WINDOW, group=1, **_EPILOGUE),
@@ -149,7 +151,7 @@ SPECS: Mapping[Op, OpSpec] = MappingProxyType({
     # QONNX Trunc: y = (f(round(x/in_scale + in_zp) / 2^shift) - out_zp) * out_scale, f = floor/ceil/round
     Op.TRUNC: _spec(1, in_scale=REQUIRED, in_zp=0, shift=REQUIRED, trunc_mode="FLOOR", out_scale=REQUIRED, out_zp=0),
     Op.QUANTIZE_INPUT: _spec(1, rounding="half_even"),
-    Op.QCONV: _spec((3, 4), **_WINDOW, group=1, pad_value=REQUIRED, **_LAYER_INT, skip_mult=None, skip_zp=0),
+    Op.QCONV: _spec((3, 4), **_WINDOW, group=1, pad_value=REQUIRED, **_LAYER_INT),
     Op.QGEMM: _spec(3, **_LAYER_INT),
     Op.QADD: _spec(2, **_SHIFT_CLAMP, a_mult=REQUIRED, a_zp=REQUIRED, b_mult=REQUIRED, b_zp=REQUIRED),
     Op.QMAXPOOL: _spec(1, kernel=REQUIRED, **_WINDOW, pad_value=REQUIRED),
@@ -212,6 +214,9 @@ def node_problems(op: str, n_inputs: int, attrs: Mapping[str, Any]) -> list[str]
     missing = sorted(k for k, v in spec.attrs.items() if v is REQUIRED and k not in attrs)
     if missing:
         problems.append(f"missing attributes {missing}")
+    for key, kind in TYPED.items():
+        if key in attrs and not isinstance(attrs[key], kind):
+            problems.append(f"{key} is a {type(attrs[key]).__name__}, not an {kind.__name__}")
     for key, allowed in CHOICES.items():
         if key in attrs and attrs[key] not in allowed:
             problems.append(f"{key}={attrs[key]!r} is not one of {allowed}")

@@ -6,6 +6,7 @@ the graphs are. Written per pass to OUT/graph/NN_pass.txt.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from typing import Any
 
@@ -59,4 +60,8 @@ def _value(v: Any) -> str:
         return "{" + ", ".join(f"{k}: {_value(x)}" for k, x in sorted(v.items())) + "}"
     if isinstance(v, str):
         return shown(v)  # attribute text can carry source names (e.g. `reproduces`)
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):  # a record attribute (the epilogue)
+        fields = ", ".join(f"{f.name}={_value(getattr(v, f.name))}" for f in dataclasses.fields(v)
+                           if getattr(v, f.name) is not None)
+        return f"{type(v).__name__}({fields})"
     return str(v)

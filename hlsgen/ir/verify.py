@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from hlsgen.ir.epilogue import Epilogue
 from hlsgen.ir.graph import Graph
 from hlsgen.ir.ops import MVU_OPS, node_problems
 
-REQUANT_ATTRS = ("mult", "shift", "zp", "lo", "hi", "rounding")
 CHANNEL_OPS = dict.fromkeys(MVU_OPS, 0)
 
 
@@ -66,12 +66,12 @@ def _requant_attrs(graph: Graph) -> list[str]:
     for n in graph.nodes:
         if n.op not in CHANNEL_OPS:
             continue
-        missing = [a for a in REQUANT_ATTRS if a not in n.attrs]
-        if missing:
-            problems.append(f"{n.name} lacks requant attrs {missing}")
-            continue
+        epilogue = n.attrs.get("epilogue")
+        if not isinstance(epilogue, Epilogue):
+            continue  # the schema reports it
         channels = graph.tensor(n.inputs[1]).shape[0]
-        for key in ("mult", "shift"):
-            if len(n.attrs[key]) != channels:
-                problems.append(f"{n.name}.{key} has {len(n.attrs[key])} entries for {channels} channels")
+        problems += [f"{n.name}: {p}" for p in epilogue.problems(channels)]
+        if len(epilogue.out.mult) != channels or len(epilogue.out.shift) != channels:
+            problems.append(f"{n.name}: its output step has {len(epilogue.out.mult)} multipliers and "
+                            f"{len(epilogue.out.shift)} shifts for {channels} channels")
     return problems

@@ -22,6 +22,7 @@ import numpy as np
 
 from hlsgen.errors import HlsgenError
 from hlsgen.ir import Graph, Node, QType, Tensor
+from hlsgen.ir.epilogue import FLAT_KEYS, epilogue_of
 from hlsgen.numerics import (
     accumulator_bits,
     quantize_bias,
@@ -78,7 +79,8 @@ def weight_codes(w: Tensor, bits: int, node: Node,
 
 def layer_attrs(graph: Graph, node: Node, codes: np.ndarray, s_w: np.ndarray,
                 st: LayerSettings) -> tuple[dict[str, Any], np.ndarray]:
-    """Requant attributes and the folded int bias of a Conv/Gemm node."""
+    """The attributes (the epilogue, ir/epilogue.py, and its descriptions) and the folded int bias of a
+    Conv/Gemm node; the steps are computed as flat attributes (FLAT_KEYS) and packed at the end."""
     qx, qy = _qtype(graph, node.inputs[0]), _qtype(graph, node.outputs[0])
     s_x, zp_x = float(qx.scale), int(qx.zero_point)
     acc_scale = s_x * s_w
@@ -107,7 +109,8 @@ def layer_attrs(graph: Graph, node: Node, codes: np.ndarray, s_w: np.ndarray,
     _check_widths(node, acc_bits, first_bits, st)
     attrs.update(rounding=st.rounding, acc_bits=acc_bits, mult_bits=mult_bits, act=node.attr("act"),
                  reproduces=_reproduces(node, qy))
-    return attrs, bias
+    flat = {k: attrs.pop(k) for k in FLAT_KEYS if k in attrs}
+    return {**attrs, "epilogue": epilogue_of(flat)}, bias
 
 
 def _single_step(node: Node, acc_scale: np.ndarray, qy: QType, skip: QType | None, bits: int) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from hlsgen.hw.layers.mvu import node_macs
 from hlsgen.hw.model import Dataflow
 from hlsgen.hw.resources import layer_resources
 from hlsgen.ir import Graph, Node, Op
+from hlsgen.ir.epilogue import two_step
 from hlsgen.ir.ops import HOST_BOUNDARY_OPS, MVU_OPS, QDQ_OPS, REQUANT_OPS
 from hlsgen.passes.check_supported import host_tail_nodes
 from hlsgen.pipeline import Compilation, float_reference, intermediates, run_golden
@@ -101,7 +102,7 @@ def _qdesc(t: Any) -> dict[str, Any] | None:
 
 
 def _epilogue(n: Node) -> str:
-    parts = ["two-step (model's intermediate quantizer)"] if n.attr("mid_mult") is not None else []
+    parts = ["two-step (model's intermediate quantizer)"] if two_step(n) else []
     if n.op == Op.QCONV and len(n.inputs) > 3:
         parts.append("residual add")
     act = n.attr("act")

@@ -55,12 +55,14 @@ def graph_features(g: Graph) -> set[str]:
     requant multiplier with a shift (ties at every odd multiple of half a step)."""
     found = set()
     for n in g.nodes:
-        lo, hi = n.attrs.get("lo"), n.attrs.get("hi")
+        e = n.attrs.get("epilogue")  # a QConv/QGemm's output step (ir/epilogue.py), else flat attributes
+        attrs = {"lo": e.out.lo, "hi": e.out.hi, "mult": e.out.mult, "shift": e.out.shift} if e else n.attrs
+        lo, hi = attrs.get("lo"), attrs.get("hi")
         if lo is not None and hi is not None:
             t = g.tensor(n.outputs[0]).qtype.int
             if lo > t.lo or hi < t.hi:
                 found.add("clamp_inside")
-        mult, shift = n.attrs.get("mult"), n.attrs.get("shift")
+        mult, shift = attrs.get("mult"), attrs.get("shift")
         if mult is not None and shift is not None:
             m, sh = np.atleast_1d(np.asarray(mult)), np.atleast_1d(np.asarray(shift))
             if np.any((m > 0) & ((m & (m - 1)) == 0) & (sh > 0)):

@@ -194,7 +194,7 @@ def _features(df: Dataflow) -> set[str]:
                      "pointwise": w.kernel == (1, 1), "residual": p.residual, "relu6": p.act == "clip",
                      "padded": any(w.pads)}
             found |= {f for f, on in flags.items() if on}
-        if "mult_neg" in lay.arrays:
+        if "mult_neg" in lay.arrays or isinstance(p, MvuParams) and p.epilogue.out.mult_neg is not None:
             found.add("leaky")
         if isinstance(p, MvuParams) and w is None:
             found.add("multi_pixel_gemm" if p.in_pixels > 1 else "gemm")

@@ -15,6 +15,7 @@ from two_step_model import two_step_inputs, two_step_model
 from hlsgen import numerics
 from hlsgen.backends.hls_lint import lint_hls
 from hlsgen.config.compile import config_from_dict
+from hlsgen.ir.epilogue import two_step
 from hlsgen.pipeline import compile_model
 from hlsgen.report.output import write_compilation
 from hlsgen.tools.csim import csim
@@ -26,7 +27,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     onnx.save(two_step_model(), root / "net.onnx")
     np.save(root / "x.npy", two_step_inputs(4))
     c = compile_model(root / "net.onnx", config_from_dict({}, "test"), root / "x.npy")
-    assert all(n.attr("mid_mult") is not None for n in c.graph.nodes if n.op == "QConv")
+    assert all(two_step(n) for n in c.graph.nodes if n.op == "QConv")
     _assert_ties_and_saturation(c, np.load(root / "x.npy"))
     out, _ = write_compilation(c, root / "out")
     return out
@@ -35,17 +36,18 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _assert_ties_and_saturation(c: object, x: np.ndarray) -> None:
     """The test is only meaningful if step 1 really rounds ties and clamps on this batch."""
     from hlsgen import intermediates
-    from hlsgen.golden.int_ops import channel_param
+    from hlsgen.golden.int_ops import along_axis
 
     g = c.graph  # type: ignore[attr-defined]
     values = intermediates(c, x)  # type: ignore[arg-type]
     node = g.node("conv1")
+    mid = node.attr("epilogue").mid
     acc = _accumulator(g, node, values[node.inputs[0]])
-    v = acc * channel_param(node, "mid_mult", 4, 1)
-    s = channel_param(node, "mid_shift", 4, 1)
+    v = acc * along_axis(mid.mult, 4, 1)
+    s = along_axis(mid.shift, 4, 1)
     ties = (v - ((v >> s) << s)) == (np.int64(1) << (s - 1))
-    t = node.attrs["mid_zp"] + numerics.round_shift(v, s)
-    assert ties.sum() > 10 and ((t < node.attrs["mid_lo"]) | (t > node.attrs["mid_hi"])).sum() > 10
+    t = mid.zp + numerics.round_shift(v, s)
+    assert ties.sum() > 10 and ((t < mid.lo) | (t > mid.hi)).sum() > 10
 
 
 def _accumulator(g: object, node: object, x: np.ndarray) -> np.ndarray:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
 import pytest
 
 from hlsgen.config.compile import config_from_dict
@@ -18,8 +17,9 @@ from hlsgen.errors import HlsgenError
 from hlsgen.hw.cost import FEATURES, NONE, Resources, dsp_slices
 from hlsgen.hw.fold import Choice, choose_folding
 from hlsgen.hw.model import Kind, Layer, Stream
-from hlsgen.hw.params import MvuParams, Requant
+from hlsgen.hw.params import MvuParams
 from hlsgen.hw.resources import fitted_part, glue_resources, structural_part
+from hlsgen.ir.epilogue import Epilogue, Step
 from hlsgen.tools.synth import resources
 
 XC7 = FAMILIES["xc7"]
@@ -60,9 +60,9 @@ def _dense() -> tuple[Layer, Stream, Stream]:
     x = Stream("x", "x", pixels=1, channels=64, bits=8, signed=False)
     out = Stream("y", "y", pixels=1, channels=16, bits=8, signed=False)
     params = MvuParams(in_c=64, out_c=16, in_pixels=1, group=1, window=None, weight_bits=8, acc_bits=24, mult_bits=16,
-                       act="none", pad_value=0, requant=Requant(0, 0, 255, "half_even"), mid=None)
-    return Layer("fc", "fc", Kind.GEMM, ("x",), "y", pe=1, simd=8, params=params, arrays={"mult": np.array([1000])},
-                 cycles=128, macs=1024), x, out
+                       act="none", pad_value=0, epilogue=Epilogue(Step((1000,), (10,), 0, 0, 255)))
+    return Layer("fc", "fc", Kind.GEMM, ("x",), "y", pe=1, simd=8, params=params, arrays={}, cycles=128,
+                 macs=1024), x, out
 
 
 def test_a_family_made_of_data_moves_the_structural_counts() -> None:

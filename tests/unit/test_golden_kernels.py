@@ -14,6 +14,7 @@ import pytest
 
 from hlsgen.golden import KERNELS, exact_int_matmul, run_graph
 from hlsgen.golden.exact import float_product_is_exact
+from hlsgen.ir.epilogue import FLAT_KEYS, epilogue_of
 from hlsgen.ir.graph import Graph, Node, Tensor
 from hlsgen.ir.ops import Op
 from hlsgen.ir.types import INT8, INT32, QType
@@ -33,8 +34,17 @@ def one_node_graph(op: str, attrs: dict, inputs: list[tuple[str, np.ndarray, boo
                                qtype=QType(INT32, 1.0) if integer else None)
         if not const:
             graph_inputs.append(name)
-    node = Node("n0", op, tuple(n for n, _, _ in inputs), (out.name,), attrs)
+    node = Node("n0", op, tuple(n for n, _, _ in inputs), (out.name,), with_epilogue(op, attrs))
     return Graph("g", (node,), tensors, tuple(graph_inputs), (out.name,))
+
+
+def with_epilogue(op: str, attrs: dict) -> dict:
+    """A QConv/QGemm's flat requant attributes (as the references below read them) packed into the
+    node's `epilogue` (ir/epilogue.py); other ops as they are."""
+    if op not in ("QConv", "QGemm"):
+        return attrs
+    rest = {k: v for k, v in attrs.items() if k not in FLAT_KEYS}
+    return {"acc_bits": 32, "mult_bits": 16, **rest, "epilogue": epilogue_of(attrs)}
 
 
 def run_one(op: str, attrs: dict, inputs: list[tuple[str, np.ndarray, bool]],
@@ -324,7 +334,7 @@ def small_int_graph() -> Graph:
              "lo": 0, "hi": 127}
     nodes = (
         Node("q", "QuantizeInput", ("x",), ("xq",), {"rounding": "half_even"}),
-        Node("c", "QConv", ("xq", "w", "b"), ("yq",), attrs),
+        Node("c", "QConv", ("xq", "w", "b"), ("yq",), with_epilogue("QConv", attrs)),
         Node("d", "DequantizeOutput", ("yq",), ("y",)),
     )
     return Graph("small", nodes, {t.name: t for t in tensors}, ("x",), ("y",))

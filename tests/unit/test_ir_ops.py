@@ -13,6 +13,7 @@ import pytest
 
 from hlsgen.golden import KERNELS
 from hlsgen.ir import Graph, IntType, Node, QType, Tensor, VerifyError, verify
+from hlsgen.ir.epilogue import Epilogue, Step
 from hlsgen.ir.ops import SPECS, Op, node_problems
 
 
@@ -24,7 +25,7 @@ def test_defaults_come_from_the_schema() -> None:
     conv = Node("c", "Conv", ("x", "w", "b"), ("y",), {})
     assert conv.attr("group") == 1 and conv.attr("act") == "none" and conv.attr("clip_max") == math.inf
     assert conv.attr("group", 7) == 7  # an explicit default still wins
-    assert Node("q", "QGemm", ("x", "w", "b"), ("y",), {}).attr("rounding") == "half_even"
+    assert Node("q", "QRequant", ("x",), ("y",), {}).attr("rounding") == "half_even"
     assert Node("s", "Softmax", ("x",), ("y",), {}).attr("axis") == -1
     assert Node("a", "Affine", ("x", "a", "b"), ("y",), {}).attr("axis") == 1
 
@@ -55,8 +56,14 @@ def test_arity_unknown_op_and_required_attributes() -> None:
     assert node_problems("Frobnicate", 1, {}) == ["unknown op 'Frobnicate'"]
     assert node_problems("Transpose", 1, {}) == ["missing attributes ['perm']"]
     assert all(spec.inputs[0] <= spec.inputs[1] for spec in SPECS.values())
-    assert not node_problems("QConv", 3, {k: np.zeros(1) for k, v in SPECS[Op.QCONV].attrs.items()
-                                          if k not in ("rounding", "act", "post_act")})
+    attrs = {k: np.zeros(1) for k, v in SPECS[Op.QCONV].attrs.items() if k not in ("act", "post_act", "epilogue")}
+    epilogue = Epilogue(Step((1,), (0,), 0, -128, 127))
+    assert not node_problems("QConv", 3, {**attrs, "epilogue": epilogue})
+    assert node_problems("QConv", 3, {**attrs, "epilogue": {"mult": (1,)}}) == ["epilogue is a dict, not an Epilogue"]
+    with pytest.raises(ValueError):
+        Epilogue(Step((1,), (0,), 0, -128, 127), rounding="half_down")  # an unknown rounding cannot be built
+    assert epilogue.problems(4) == [] and Epilogue(Step((1, 2), (0,), 0, 0, 1)).problems(4) == [
+        "epilogue tables of [1, 2] entries for 4 channels"]
 
 
 def test_rounding_is_an_enum_and_unknown_modes_raise() -> None:

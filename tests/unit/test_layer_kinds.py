@@ -71,7 +71,8 @@ def missing_parts(kind: Kind, renderers: dict) -> list[str]:
     module = MODULES.get(kind)
     if module is None:
         return ["a module in hw/layers/"]
-    lacks = [f"hw/layers/{module.__name__.rsplit('.', 1)[1]}.{h}" for h in HOOKS if not callable(getattr(module, h, None))
+    name = module.__name__.rsplit(".", 1)[1]
+    lacks = [f"hw/layers/{name}.{h}" for h in HOOKS if not callable(getattr(module, h, None))
              and not (h == "lower" and kind == Kind.REORDER)]
     lacks += [f"a golden kernel for {op}" for op in module.OPS if op not in KERNELS]
     if kind not in renderers:

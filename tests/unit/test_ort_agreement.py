@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import model_zoo
@@ -16,7 +17,8 @@ from ort_agreement import LayerAgreement, agreement_from, ort_integers
 from hlsgen import Compilation, compile_model
 from hlsgen.config.compile import config_from_dict
 from hlsgen.frontend import from_onnx_model
-from hlsgen.ir import Edit
+from hlsgen.ir import Edit, Node
+from hlsgen.ir.epilogue import two_step
 
 MODELS = {"resnet_tiny": model_zoo.resnet_tiny, "dw_separable": model_zoo.dw_separable, "mlp": model_zoo.mlp,
           "resnet_tiny_mean": lambda: model_zoo.resnet_tiny(mean=True)}  # ReduceMean head, opset 18
@@ -85,9 +87,16 @@ def test_example_qdq_cnn_within_one_lsb() -> None:
     _check(agreement_from(c, ort_integers(qdq, x), x))
 
 
-def _corrupt_step1(c: Compilation, **attrs: object) -> Compilation:
-    target = next(n for n in c.graph.nodes if n.attr("mid_mult") is not None)
-    broken = c.graph.apply(Edit(remove=(target.name,), add=(target.with_attrs(**attrs),)))
+def _two_step_layer(c: Compilation) -> Node:
+    return next(n for n in c.graph.nodes if two_step(n))
+
+
+def _corrupt_step1(c: Compilation, **changes: object) -> Compilation:
+    """The first two-step layer with its step 1 changed (`changes` of ir/epilogue.Step's fields)."""
+    target = _two_step_layer(c)
+    e = target.attr("epilogue")
+    wrong = replace(e, mid=replace(e.mid, **changes))
+    broken = c.graph.apply(Edit(remove=(target.name,), add=(target.with_attrs(epilogue=wrong),)))
     return Compilation(**{**c.__dict__, "graph": broken})
 
 
@@ -100,10 +109,10 @@ def test_agreement_check_catches_a_wrong_intermediate_step(what: str, tmp_path: 
     ort = ort_integers(qdq, x)
     _check(agreement_from(c, ort, x))
     if what == "clamp":
-        broken = _corrupt_step1(c, mid_lo=-(1 << 20), mid_hi=1 << 20)
+        broken = _corrupt_step1(c, lo=-(1 << 20), hi=1 << 20)
     elif what == "multiplier":
-        target = next(n for n in c.graph.nodes if n.attr("mid_mult") is not None)
-        broken = _corrupt_step1(c, mid_mult=tuple(int(m * 1.03) for m in target.attrs["mid_mult"]))
+        mid = _two_step_layer(c).attr("epilogue").mid
+        broken = _corrupt_step1(c, mult=tuple(int(m * 1.03) for m in mid.mult))
     else:
         broken = _compile(qdq, "resnet_tiny", {"fuse_across_qdq": True})
         assert [n for n in broken.graph.notes if n.kind == "fused_rounding"]

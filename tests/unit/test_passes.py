@@ -644,7 +644,7 @@ def test_quantized_multipliers_reproduce_the_scale_ratio(resnet_compiled):
     for n in layers(g):
         main, skip = _ratios(g, n)
         for c, r in enumerate(main):
-            m, s = n.attr("mult")[c], n.attr("shift")[c]
+            m, s = n.attr("epilogue").out.mult[c], n.attr("epilogue").out.shift[c]
             assert s >= 0 and abs(m) < 1 << 31
             approx = Fraction(m, 1 << s)
             assert abs(approx - r) <= r / (1 << (bits - 2)), (n.name, c)
@@ -653,7 +653,7 @@ def test_quantized_multipliers_reproduce_the_scale_ratio(resnet_compiled):
                 continue
             # residual: one shift for both multipliers, chosen so the smaller one keeps `bits` bits;
             # both are then within 2**-(bits-2) relative and the smaller one has exactly `bits` bits
-            mb = n.attr("skip_mult")[c]
+            mb = n.attr("epilogue").skip.mult[c]
             assert abs(Fraction(mb, 1 << s) - skip[c]) <= skip[c] / (1 << (bits - 2))
             assert min(abs(m), abs(mb)) < 1 << (bits - 1) <= 2 * min(abs(m), abs(mb))
         plain += skip is None
@@ -661,7 +661,7 @@ def test_quantized_multipliers_reproduce_the_scale_ratio(resnet_compiled):
     # control: the relative bound fails for a multiplier one unit off
     n = layers(g)[0]
     r = _ratios(g, n)[0][0]
-    off = Fraction(n.attr("mult")[0] + 1, 1 << n.attr("shift")[0])
+    off = Fraction(n.attr("epilogue").out.mult[0] + 1, 1 << n.attr("epilogue").out.shift[0])
     assert abs(off - r) > r / (1 << bits)
 
 
@@ -670,7 +670,7 @@ def test_residual_main_multiplier_precision(resnet_compiled):
     for n in (n for n in layers(g) if len(n.inputs) > 3):
         main, _ = _ratios(g, n)
         for c, r in enumerate(main):
-            assert abs(Fraction(n.attr("mult")[c], 1 << n.attr("shift")[c]) - r) <= r / (1 << (bits - 2))
+            assert abs(Fraction(n.attr("epilogue").out.mult[c], 1 << n.attr("epilogue").out.shift[c]) - r) <= r / (1 << (bits - 2))
 
 
 def test_relu_lower_clamp_is_the_zero_point(resnet_compiled):
@@ -678,10 +678,10 @@ def test_relu_lower_clamp_is_the_zero_point(resnet_compiled):
     for n in layers(g):
         q = g.tensor(n.outputs[0]).qtype
         if n.attr("act") == "relu":
-            assert n.attr("lo") == int(q.zero_point), n.name
+            assert n.attr("epilogue").out.lo == int(q.zero_point), n.name
         else:  # control: without ReLU the clamp is the type's range, away from the zero point
-            assert n.attr("lo") == q.int.lo and n.attr("lo") != int(q.zero_point), n.name
-        assert n.attr("hi") == q.int.hi
+            assert n.attr("epilogue").out.lo == q.int.lo and n.attr("epilogue").out.lo != int(q.zero_point), n.name
+        assert n.attr("epilogue").out.hi == q.int.hi
 
 
 def test_relu_clamp_with_symmetric_activations():
@@ -692,7 +692,7 @@ def test_relu_clamp_with_symmetric_activations():
     relu_layers = [n for n in layers(c.graph) if n.attr("act") == "relu"]
     assert len(relu_layers) == 5
     for n in relu_layers:
-        assert n.attr("zp") == 0 and n.attr("lo") == 0 > c.graph.tensor(n.outputs[0]).qtype.int.lo
+        assert n.attr("epilogue").out.zp == 0 and n.attr("epilogue").out.lo == 0 > c.graph.tensor(n.outputs[0]).qtype.int.lo
 
 
 def _dw_calibrated(clip_out_range: tuple[float, float] | None):
@@ -713,15 +713,15 @@ def test_relu6_upper_clamp():
     q = g.tensor(n.outputs[0]).qtype
     s, zp = float(q.scale), int(q.zero_point)
     assert zp == -86  # -128 + 42.5, a tie rounded to even
-    assert n.attr("hi") == zp + ref_round_half_even(Fraction(6.0 / s)) == 42
-    assert n.attr("lo") == zp
+    assert n.attr("epilogue").out.hi == zp + ref_round_half_even(Fraction(6.0 / s)) == 42
+    assert n.attr("epilogue").out.lo == zp
     # as calibrated the clip output spans at most [0, 6], so hi is the type's top code
     g2, _ = _dw_calibrated(None)
     n2 = g2.node(name)
     q2 = g2.tensor(n2.outputs[0]).qtype
-    assert n2.attr("hi") == min(q2.int.hi, int(q2.zero_point) + ref_round_half_even(Fraction(6.0 / float(q2.scale))))
-    assert n2.attr("lo") == int(q2.zero_point)
-    assert n2.attr("hi") != n.attr("hi")  # control
+    assert n2.attr("epilogue").out.hi == min(q2.int.hi, int(q2.zero_point) + ref_round_half_even(Fraction(6.0 / float(q2.scale))))
+    assert n2.attr("epilogue").out.lo == int(q2.zero_point)
+    assert n2.attr("epilogue").out.hi != n.attr("epilogue").out.hi  # control
 
 
 # ---- determinism and purity -----------------------------------------------------------------------
@@ -819,11 +819,11 @@ def test_qdq_mlp_bias_add_is_step_two():
 def test_two_step_attributes_reach_the_integer_graph(qdq_resnet):
     c = compile_model(ir(qdq_resnet, "qdq_resnet"))
     conv = c.graph.node("conv_3_node")
-    for key in ("mid_mult", "mid_shift", "mid_zp", "mid_lo", "mid_hi", "post_bias", "mult", "shift"):
-        assert conv.attr(key) is not None, key
+    e = conv.attr("epilogue")
+    assert e.mid is not None and e.post_bias is not None and len(e.out.mult) == len(e.out.shift) == len(e.mid.mult)
     assert len(conv.attr("reproduces")) == 2 and conv.attr("reproduces")[0].startswith("Q(conv_3) ")
     qt = c.float_graph.node("conv_3_node").attr("mid")
-    assert conv.attr("mid_zp") == int(qt.zero_point) and (conv.attr("mid_lo"), conv.attr("mid_hi")) == (-128, 127)
+    assert e.mid.zp == int(qt.zero_point) and (e.mid.lo, e.mid.hi) == (-128, 127)
 
 
 def test_report_lists_the_reproduced_roundings(qdq_resnet):

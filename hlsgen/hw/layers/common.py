@@ -16,8 +16,9 @@ from hlsgen.devices.families import Family
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.cost import NONE, RequantShape, Resources, memory
 from hlsgen.hw.model import Kind, Layer, Stream, canonical_order
-from hlsgen.hw.params import LayerParams, MidStep, Requant, Window
+from hlsgen.hw.params import LayerParams, Requant, Window
 from hlsgen.ir import Graph, Node
+from hlsgen.numerics import signed_bits_for
 
 
 @dataclass(frozen=True)
@@ -44,13 +45,6 @@ def window_of(graph: Graph, n: Node, x: Stream, out: Stream) -> Window:
 
 def requant_of(n: Node) -> Requant:
     return Requant(int(n.attr("zp")), int(n.attr("lo")), int(n.attr("hi")), n.attr("rounding"))
-
-
-def mid_step_of(n: Node) -> MidStep | None:
-    """Step 1 of a two-step epilogue, None for a one-step layer."""
-    if n.attr("mid_mult") is None:
-        return None
-    return MidStep(n.attr("mid_zp"), n.attr("mid_lo"), n.attr("mid_hi"))
 
 
 def int_arrays(n: Node, *keys: str) -> dict[str, np.ndarray]:
@@ -143,3 +137,10 @@ def no_macs(layer: Layer, x: Stream, family: Family) -> int:
 
 def no_memories(layer: Layer, x: Stream, out: Stream, family: Family) -> Resources:
     return NONE
+
+
+def array_mult_bits(layer: Layer, *keys: str) -> int:
+    """Bits of the widest requant multiplier among the layer's tables `keys`."""
+    a = layer.arrays
+    return signed_bits_for(max((int(abs(v)) for k in keys if k in a for v in np.asarray(a[k]).reshape(-1)),
+                               default=1))

@@ -17,6 +17,7 @@ from hlsgen.errors import HlsgenError
 from hlsgen.hw.cost import RequantShape
 from hlsgen.hw.layers.common import (
     Lowered,
+    array_mult_bits,
     int_arrays,
     lane_options,
     no_features,
@@ -63,4 +64,5 @@ def options(layer: Layer, hw: HwConfig) -> list[tuple[int, int]]:
 
 def requant_shape(layer: Layer, x: Stream) -> RequantShape:
     """PE requant lanes; an add's take its second input too."""
-    return RequantShape(layer.pe, x.bits + 2, second_operand=layer.kind == Kind.ADD)
+    return RequantShape(layer.pe, x.bits + 2, array_mult_bits(layer, "mult", "mult_neg", "a_mult", "b_mult"),
+                        second_operand=layer.kind == Kind.ADD)

@@ -29,10 +29,7 @@ from hlsgen.hw.cost import NONE, RequantShape, Resources, dsp_slices, rom
 from hlsgen.hw.layers.common import (
     Lowered,
     check_override,
-    int_arrays,
     lane_counts,
-    mid_step_of,
-    requant_of,
     whole_frame,
     window_buffer,
     window_last_pixel,
@@ -42,10 +39,10 @@ from hlsgen.hw.layers.common import (
 from hlsgen.hw.model import Kind, Layer, Stream
 from hlsgen.hw.params import MvuParams
 from hlsgen.ir import Graph, Node, Op
+from hlsgen.numerics import signed_bits_for
 
 OPS = (Op.QCONV, Op.QGEMM)
 KINDS = (Kind.CONV, Kind.DWCONV, Kind.GEMM)
-EPILOGUE_ARRAYS = ("mult", "shift", "mult_neg", "mid_mult", "mid_mult_neg", "mid_shift", "post_bias")
 LUT_WEIGHT_BITS = 4  # weights this narrow multiply as shift-adds in LUTs (DSPs are the scarce resource)
 HANDOFF_MAX_BITS = 4096  # time-shared requant units take a fold's accumulators (and skip codes) in one beat
 
@@ -62,20 +59,20 @@ def lower(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> Lowered:
     bias = graph.tensor(n.inputs[2]).data
     assert w.data is not None and w.qtype is not None and bias is not None
     common = dict(in_c=x.channels, out_c=out.channels, weight_bits=w.qtype.int.bits, acc_bits=n.attr("acc_bits"),
-                  mult_bits=n.attr("mult_bits"), act=n.attr("act"), requant=requant_of(n), mid=mid_step_of(n))
+                  mult_bits=n.attr("mult_bits"), act=n.attr("act"), epilogue=n.attr("epilogue"))
     if n.op == Op.QGEMM:
         params = MvuParams(**common, in_pixels=x.pixels, group=1, window=None, pad_value=0)
         arrays = {"weights": w.data.astype(np.int64)[:, x.order].copy(),  # columns in stream order
-                  "bias": bias.astype(np.int64), **int_arrays(n, *EPILOGUE_ARRAYS)}
+                  "bias": bias.astype(np.int64)}
         return Lowered(Kind.GEMM, params, arrays, node_macs(graph, n))
     window = window_of(graph, n, x, out)
     group = int(n.attr("group"))
     residual = len(ins) > 1
     params = MvuParams(**common, in_pixels=x.pixels, group=group, window=window, pad_value=n.attr("pad_value"),
-                       residual=residual, skip_zp=n.attr("skip_zp", 0), skip_bits=ins[1].bits if residual else 0)
+                       residual=residual, skip_bits=ins[1].bits if residual else 0)
     kind = Kind.DWCONV if group == window.in_c == window.out_c and group > 1 else Kind.CONV
     arrays = {"weights": w.data.astype(np.int64).transpose(0, 2, 3, 1).copy(),  # OIHW -> OHWI (stream order)
-              "bias": bias.astype(np.int64), **int_arrays(n, *EPILOGUE_ARRAYS, "skip_mult")}
+              "bias": bias.astype(np.int64)}
     return Lowered(kind, params, arrays, node_macs(graph, n))
 
 
@@ -228,9 +225,10 @@ def capped_defaults(layer: Layer, hw: HwConfig) -> list[tuple[str, int, int]]:
 
 # ---- resources (hw/resources.py) ------------------------------------------------------------------------
 def requant_shape(layer: Layer, x: Stream) -> RequantShape:
-    p = params_of(layer)
-    return RequantShape(requant_units(layer, x), int(p.acc_bits or 0) or x.bits + 2, "mid_mult" in layer.arrays,
-                        p.residual)
+    p, out = params_of(layer), params_of(layer).epilogue.out
+    mult_bits = signed_bits_for(max((abs(v) for v in (*out.mult, *(out.mult_neg or ()))), default=1))
+    return RequantShape(requant_units(layer, x), int(p.acc_bits or 0) or x.bits + 2, mult_bits,
+                        p.epilogue.mid is not None, p.residual)
 
 
 def mac_dsp(layer: Layer, x: Stream, family: Family) -> int:

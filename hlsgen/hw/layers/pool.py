@@ -15,6 +15,7 @@ from hlsgen.devices.families import Family
 from hlsgen.hw.cost import NONE, RequantShape, Resources
 from hlsgen.hw.layers.common import (
     Lowered,
+    array_mult_bits,
     int_arrays,
     lane_options,
     no_macs,
@@ -75,7 +76,7 @@ def is_global(layer: Layer) -> bool:
 # ---- resources (hw/resources.py) ------------------------------------------------------------------------
 def requant_shape(layer: Layer, x: Stream) -> RequantShape | None:
     """An average pool's PE requant lanes; a max pool has none."""
-    return RequantShape(layer.pe, x.bits + 2) if layer.kind == Kind.AVGPOOL else None
+    return RequantShape(layer.pe, x.bits + 2, array_mult_bits(layer, "mult")) if layer.kind == Kind.AVGPOOL else None
 
 
 def memories(layer: Layer, x: Stream, out: Stream, family: Family) -> Resources:
