@@ -670,7 +670,8 @@ def test_residual_main_multiplier_precision(resnet_compiled):
     for n in (n for n in layers(g) if len(n.inputs) > 3):
         main, _ = _ratios(g, n)
         for c, r in enumerate(main):
-            assert abs(Fraction(n.attr("epilogue").out.mult[c], 1 << n.attr("epilogue").out.shift[c]) - r) <= r / (1 << (bits - 2))
+            out = n.attr("epilogue").out
+            assert abs(Fraction(out.mult[c], 1 << out.shift[c]) - r) <= r / (1 << (bits - 2))
 
 
 def test_relu_lower_clamp_is_the_zero_point(resnet_compiled):
@@ -692,7 +693,8 @@ def test_relu_clamp_with_symmetric_activations():
     relu_layers = [n for n in layers(c.graph) if n.attr("act") == "relu"]
     assert len(relu_layers) == 5
     for n in relu_layers:
-        assert n.attr("epilogue").out.zp == 0 and n.attr("epilogue").out.lo == 0 > c.graph.tensor(n.outputs[0]).qtype.int.lo
+        out = n.attr("epilogue").out
+        assert out.zp == 0 and out.lo == 0 > c.graph.tensor(n.outputs[0]).qtype.int.lo
 
 
 def _dw_calibrated(clip_out_range: tuple[float, float] | None):
@@ -719,7 +721,8 @@ def test_relu6_upper_clamp():
     g2, _ = _dw_calibrated(None)
     n2 = g2.node(name)
     q2 = g2.tensor(n2.outputs[0]).qtype
-    assert n2.attr("epilogue").out.hi == min(q2.int.hi, int(q2.zero_point) + ref_round_half_even(Fraction(6.0 / float(q2.scale))))
+    hi2 = min(q2.int.hi, int(q2.zero_point) + ref_round_half_even(Fraction(6.0 / float(q2.scale))))
+    assert n2.attr("epilogue").out.hi == hi2
     assert n2.attr("epilogue").out.lo == int(q2.zero_point)
     assert n2.attr("epilogue").out.hi != n.attr("epilogue").out.hi  # control
 
