@@ -12,9 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from hlsgen.ir.epilogue import Epilogue, Skip, Step
 from hlsgen.ir.graph import Graph, Tensor
 from hlsgen.support.identifiers import shown
 
+RECORDS = (Epilogue, Step, Skip)  # the epilogue (ir/epilogue.py); other values print as their repr
 UNPRINTED_META = ("calibration", "file_ops")  # a YAML model's synthetic set; the ONNX file's op counts (inspect)
 
 
@@ -60,7 +62,7 @@ def _value(v: Any) -> str:
         return "{" + ", ".join(f"{k}: {_value(x)}" for k, x in sorted(v.items())) + "}"
     if isinstance(v, str):
         return shown(v)  # attribute text can carry source names (e.g. `reproduces`)
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):  # a record attribute (the epilogue)
+    if isinstance(v, RECORDS):  # a record attribute: its fields, in order
         fields = ", ".join(f"{f.name}={_value(getattr(v, f.name))}" for f in dataclasses.fields(v)
                            if getattr(v, f.name) is not None)
         return f"{type(v).__name__}({fields})"
