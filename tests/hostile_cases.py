@@ -425,6 +425,13 @@ def _no_tmp_left(d: Path) -> str | None:
     return f"left behind: {left}" if left else None
 
 
+def default_sigint() -> None:
+    """In the child before exec: SIGINT as an interactive shell delivers it. A test suite started in
+    the background of a non-interactive shell (`cmd &`) inherits SIGINT ignored, and Python then
+    installs no KeyboardInterrupt handler in the commands it runs."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupted(d: Path, sig: int) -> Setup:
     m, calib = mlp_files(d)
     return Setup(_cli("compile", m, "--calib", calib, "-o", d / "out"), ["interrupted"], signal=sig, exit=128 + sig)
@@ -573,7 +580,7 @@ def _run_signalled(argv: list[str], setup: Setup, folder: Path, env: dict[str, s
     assert setup.signal is not None
     for _ in range(3):
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=setup.cwd,
-                             env=env)
+                             env=env, preexec_fn=default_sigint)
         deadline, sent = time.monotonic() + timeout, False
         while p.poll() is None and time.monotonic() < deadline:
             if any(".tmp-" in q.name for q in folder.iterdir()):

@@ -56,7 +56,7 @@ def test_clamps_inside_the_type_range_are_reached_and_bit_exact(clamps: tuple[Pa
     for name in ("L0_conv", "L1_conv"):
         n = g.node(name)
         t = g.tensor(n.outputs[0]).qtype.int
-        lo, hi = n.attr("lo"), n.attr("hi")
+        lo, hi = n.attr("epilogue").out.lo, n.attr("epilogue").out.hi
         v = values[n.outputs[0]]
         inside = [b for b, edge in ((lo, t.lo), (hi, t.hi)) if b != edge]
         assert inside, f"{name}: no clamp inside {t}"
@@ -65,7 +65,8 @@ def test_clamps_inside_the_type_range_are_reached_and_bit_exact(clamps: tuple[Pa
         bounds[name] = (lo, hi, t.lo, t.hi)
     assert bounds == {"L0_conv": (4, 32, -128, 127), "L1_conv": (3, 31, -32, 31)}
     res = g.node("L2_conv")
-    assert (res.attr("mid_lo"), res.attr("mid_hi")) == (0, 48)  # ReLU6 at 6 / (1/8), inside i8
+    mid = res.attr("epilogue").mid
+    assert (mid.lo, mid.hi) == (0, 48)  # ReLU6 at 6 / (1/8), inside i8
     check_csim(out)
     check_rtl(out)
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hostile_cases import default_sigint
 from test_cache import fake_compiler
 
 from hlsgen.errors import HlsgenError
@@ -336,7 +337,7 @@ def test_ctrl_c_stops_the_running_steps(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "hlsgen.cli", "regress", str(MLP), str(EXAMPLES / "qdq_cnn"),
                              "--steps", "compile,golden", "-j", "2", "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     def steps_running() -> list[str]:
         return subprocess.run(["pgrep", "-f", f"hlsgen.cli (compile|compare) .* {out}"], capture_output=True,
                               text=True).stdout.split()
