@@ -215,6 +215,22 @@ def nhwc_tf_style(seed: int = 0) -> onnx.ModelProto:
     return g.model([1, 8, 8, 3], y, [1, 10], "nhwc_tf_style", opset=11)
 
 
+def reshaped_weight_mlp(seed: int = 20) -> onnx.ModelProto:
+    """x[1, 16] -> MatMul(Reshape(W1 flat)) + b1 -> Relu -> MatMul(W2) + b2 -> y[1, 4]. W1 is computed
+    at load (a Reshape of a 1-D constant) and shifted positive, so its MinMax zero point is far from 0."""
+    from onnx_builders import init, model, node, vi
+
+    rng = np.random.default_rng(seed)
+    nodes = [node("Reshape", ["w1_flat", "w1_shape"], ["w1"]),
+             node("MatMul", ["x", "w1"], ["h"]), node("Add", ["h", "b1"], ["hb"]), node("Relu", ["hb"], ["r"]),
+             node("MatMul", ["r", "w2"], ["m"]), node("Add", ["m", "b2"], ["y"])]
+    w1 = rng.standard_normal(16 * 8) * 0.3 + 0.25
+    inits = [init("w1_flat", w1), init("w1_shape", np.array([16, 8]), np.int64),
+             init("b1", rng.standard_normal(8) * 0.1),
+             init("w2", rng.standard_normal((8, 4)) * 0.4), init("b2", rng.standard_normal(4) * 0.1)]
+    return model(nodes, [vi("x", [1, 16])], [vi("y", [1, 4])], inits, opset=13)
+
+
 def _input_shape(model: onnx.ModelProto) -> tuple[str, list[int]]:
     """Name and per-sample shape (batch dim dropped) of the first non-initializer graph input."""
     inits = {t.name for t in model.graph.initializer}

@@ -119,9 +119,8 @@ QUANTIZED_LAYER = {Op.CONV: Op.QCONV, Op.GEMM: Op.QGEMM}
 def _layer(b: _Builder, n: Node) -> None:
     st = b.settings(n.name)
     w = b.float_graph.tensor(n.inputs[1])
-    codes, s_w = weight_codes(w, st.weight_bits, n, _scale_floor(b, n, st))
+    codes, s_w, w_type = weight_codes(w, st.weight_bits, n, _scale_floor(b, n, st))
     attrs, bias = layer_attrs(b.float_graph, n, codes, s_w, st)
-    w_type = w.qtype.int if w.integer and w.qtype else IntType(st.weight_bits, True, narrow=True)
     zeros = np.zeros(len(s_w), dtype=np.int64)
     w_name = b.const(f"{n.name}.w", codes, QType(w_type, s_w, zeros, axis=0))
     s_x = float(b.float_graph.tensor(n.inputs[0]).qtype.scale)  # type: ignore[union-attr]
@@ -145,7 +144,7 @@ def _scale_floor(b: _Builder, n: Node, st: LayerSettings) -> np.ndarray | None:
     if w.integer or qx is None:
         return None
     floor = bias_scale_floor(b.float_graph.tensor(n.inputs[2]).real_value(), float(qx.scale), st.bias_bits)
-    _, s_natural = weight_codes(w, st.weight_bits, n)
+    _, s_natural, _ = weight_codes(w, st.weight_bits, n)
     raised = np.flatnonzero(floor > s_natural)
     if raised.size:
         b.notes.append(Note("weight_scale_floor", n.name,

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from hlsgen.errors import HlsgenError
-from hlsgen.ir import Graph, Node, QType, Tensor
+from hlsgen.ir import Graph, IntType, Node, QType, Tensor
 from hlsgen.ir.epilogue import FLAT_KEYS, epilogue_of
 from hlsgen.numerics import (
     accumulator_bits,
@@ -64,17 +64,28 @@ def clamp_codes(node: str, out: QType, clip_min: float, clip_max: float) -> tupl
 
 
 def weight_codes(w: Tensor, bits: int, node: Node,
-                 min_scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, per-output-channel scale) of a weight, keeping codes the model already has; a float
-    weight's scale is floored at `min_scale` (numerics.bias_scale_floor)."""
+                 min_scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, IntType]:
+    """(codes, per-output-channel scale, code type) of a weight, keeping the codes the model has; a
+    float weight's scale is floored at `min_scale` (numerics.bias_scale_floor). A weight with zero
+    points zw (asymmetric, per tensor or per output channel: onnxruntime quantizes a weight computed
+    at load like an activation) becomes the exact symmetric codes w − zw at the same scale, since
+    s·(w − zw) is its real value: Σ x·(w − zw) is the layer's sum with no correction term, in a type
+    one bit wider where w − zw needs it (numerics.md §2)."""
     if not w.integer:
         qtype, codes = weight_qtype_and_codes(w.real_value(), bits, axis=0, min_scale=min_scale)
-        return codes, qtype.scale
+        return codes, qtype.scale, IntType(bits, True, narrow=True)
     assert w.qtype is not None and w.data is not None
-    if w.qtype.axis not in (None, 0) or np.any(w.qtype.zero_point != 0):
-        raise HlsgenError(f"node {node.name}: weight {w.name} must be symmetric (zero point 0) and "
-                          "quantized per output channel or per tensor")
-    return w.data.astype(np.int64), np.broadcast_to(w.qtype.scale, (w.shape[0],)).astype(np.float64)
+    if w.qtype.axis not in (None, 0):
+        raise HlsgenError(f"node {node.name}: weight {w.name} must be quantized per output channel or per tensor "
+                          f"(it is quantized along axis {w.qtype.axis})")
+    scale = np.broadcast_to(w.qtype.scale, (w.shape[0],)).astype(np.float64)
+    zw = np.asarray(w.qtype.zero_point, dtype=np.int64).reshape(-1)
+    if not np.any(zw):
+        return w.data.astype(np.int64), scale, w.qtype.int
+    codes = w.data.astype(np.int64) - zw.reshape((-1,) + (1,) * (w.data.ndim - 1))
+    lo, hi = int(codes.min(initial=0)), int(codes.max(initial=0))
+    bits = max(2, signed_bits_for(hi), signed_bits_for(-lo - 1))  # the narrowest signed type holding lo..hi
+    return codes, scale, IntType(bits, True)
 
 
 def layer_attrs(graph: Graph, node: Node, codes: np.ndarray, s_w: np.ndarray,
