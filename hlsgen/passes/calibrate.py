@@ -13,6 +13,10 @@ Math:    range [lo, hi] = min/max over the batch (or the (100-p)/p percentiles),
          value-preserving op gives the same codes, so a fully quantized model never needs
          calibration data.
          A graph input with no quantizer takes `quant.input` when the config gives one.
+         A Conv/Gemm at the end of the hardware (its output a graph output or read only on the
+         host) whose output the model does not quantize, in a model that quantizes its input and
+         weight, takes its exact accumulator type (`exact_output_qtype`): its codes are the sum
+         Σ x·w + b itself at the scale s_x·s_w[c], dequantized on the host. No calibration is asked.
 Progress: the float model runs in chunks of CHUNK inputs (the same ranges whatever the display);
          from PROGRESS_MIN inputs on they are shown by hlsgen.support.progress (count, elapsed, time left).
 Refuses when: a tensor needs calibration and no data was given (error listing the tensors; when
@@ -27,9 +31,9 @@ from dataclasses import replace
 import numpy as np
 
 from hlsgen.errors import HlsgenError
-from hlsgen.ir import Graph, IntType, Op, QType
-from hlsgen.ir.ops import LAYOUT_OPS
-from hlsgen.numerics import activation_qtype
+from hlsgen.ir import Edit, Graph, IntType, Node, Note, Op, QType
+from hlsgen.ir.ops import FLOAT_LAYER_OPS, LAYOUT_OPS
+from hlsgen.numerics import accumulator_bits, activation_qtype
 from hlsgen.passes.check_supported import host_head, host_tail
 from hlsgen.passes.context import PassContext
 from hlsgen.support import progress
@@ -51,7 +55,7 @@ def hardware_tensors(graph: Graph) -> list[str]:
 
 
 def calibrate(graph: Graph, ctx: PassContext) -> Graph:
-    graph = _quantizer_behind_layout(_configured_input(graph, ctx))
+    graph = _exact_outputs(_quantizer_behind_layout(_configured_input(graph, ctx)))
     inherited = {n.outputs[0]: n.inputs[0] for n in graph.nodes if n.op in PASSTHROUGH_OPS}
     needed = [t for t in hardware_tensors(graph) if graph.tensor(t).qtype is None and t not in inherited]
     if needed:
@@ -88,6 +92,47 @@ def _quantizer_behind_layout(graph: Graph) -> Graph:
         if graph.tensor(name).qtype is None and qtype is not None and qtype.axis is None:
             graph = graph.with_tensor(replace(graph.tensor(name), qtype=qtype))
     return graph
+
+
+def _exact_outputs(graph: Graph) -> Graph:
+    tail = host_tail(graph)
+    for n in graph.nodes:
+        out = graph.tensor(n.outputs[0])
+        last = out.name in graph.outputs or all(c.name in tail for c in graph.consumers(out.name))
+        if n.op in FLOAT_LAYER_OPS and n.name not in tail and out.qtype is None and last:
+            qtype = exact_output_qtype(graph, n)
+            if qtype is not None:
+                note = Note(EXACT_OUTPUT, n.name, f"the model does not quantize {out.name}: the hardware outputs "
+                            f"its exact {qtype.int.bits}-bit sum, dequantized on the host", {"tensor": out.name})
+                graph = graph.apply(Edit(tensors=(replace(out, qtype=qtype),), notes=(note,)))
+    return graph
+
+
+EXACT_OUTPUT = "exact_output"  # the Note kind of a layer whose output is its exact accumulator
+
+
+def exact_output_qtype(graph: Graph, n: Node) -> QType | None:
+    """The accumulator of a Conv/Gemm as its output type: scale s_x·s_w[c] (per channel when the
+    weight is), zero point 0, signed, as wide as the sum of the codes can get. None when that is not
+    exact: an unquantized input or weight, a fused skip or second step, a bias off the accumulator
+    grid, or a LeakyReLU/Clip (whose bound or slope is not on the grid)."""
+    x, w, b = (graph.tensor(i) for i in n.inputs[:3])
+    if x.qtype is None or x.qtype.per_channel or not w.integer or w.qtype is None or len(n.inputs) > 3 \
+            or n.attr("mid") is not None or n.attr("act") not in ("none", "relu") or w.qtype.axis not in (None, 0):
+        return None
+    assert w.data is not None
+    s_w = np.broadcast_to(np.asarray(w.qtype.scale, np.float64), (w.shape[0],))
+    acc_scale = float(x.qtype.scale) * s_w
+    bias = b.real_value() / acc_scale
+    if not np.array_equal(bias, np.round(bias)):
+        return None
+    codes = np.asarray(w.data, np.int64) - np.asarray(w.qtype.zero_point, np.int64).reshape(
+        (-1,) + (1,) * (w.data.ndim - 1)) if np.any(w.qtype.zero_point) else np.asarray(w.data, np.int64)
+    bits = accumulator_bits(codes, x.qtype.int, np.round(bias).astype(np.int64)
+                            - int(x.qtype.zero_point) * codes.reshape(codes.shape[0], -1).sum(axis=1))
+    if np.all(acc_scale == acc_scale[0]):
+        return QType(IntType(bits, True), float(acc_scale[0]), 0)
+    return QType(IntType(bits, True), acc_scale, np.zeros(acc_scale.size, np.int64), axis=1)
 
 
 def _measure(graph: Graph, needed: list[str], ctx: PassContext) -> Graph:

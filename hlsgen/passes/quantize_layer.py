@@ -53,7 +53,9 @@ def clamp_codes(node: str, out: QType, clip_min: float, clip_max: float) -> tupl
     give a constant code (all of [a, b] above the top code: every output is H), exactly as the source."""
     if clip_min > clip_max:
         raise HlsgenError(f"node {node}: activation bounds [{clip_min}, {clip_max}] are empty (min > max)")
-    scale, zp = float(out.scale), int(out.zero_point)
+    if out.per_channel and (clip_min not in (-math.inf, 0.0) or clip_max != math.inf or np.any(out.zero_point)):
+        raise HlsgenError(f"node {node}: a per-channel output takes no clamp but at 0 (ReLU)")
+    scale, zp = float(np.max(out.scale)), int(np.asarray(out.zero_point).reshape(-1)[0])  # bounds 0 / inf: any scale
     type_lo, type_hi = out.int.lo, out.int.hi
     lo, hi = type_lo, type_hi
     if math.isfinite(clip_min):
@@ -92,7 +94,7 @@ def layer_attrs(graph: Graph, node: Node, codes: np.ndarray, s_w: np.ndarray,
                 st: LayerSettings) -> tuple[dict[str, Any], np.ndarray]:
     """The attributes (the epilogue, ir/epilogue.py, and its descriptions) and the folded int bias of a
     Conv/Gemm node; the steps are computed as flat attributes (FLAT_KEYS) and packed at the end."""
-    qx, qy = _qtype(graph, node.inputs[0]), _qtype(graph, node.outputs[0])
+    qx, qy = _qtype(graph, node.inputs[0]), _out_qtype(graph, node.outputs[0])
     s_x, zp_x = float(qx.scale), int(qx.zero_point)
     acc_scale = s_x * s_w
     real_bias = graph.tensor(node.inputs[2]).real_value()
@@ -127,14 +129,15 @@ def layer_attrs(graph: Graph, node: Node, codes: np.ndarray, s_w: np.ndarray,
 def _single_step(node: Node, acc_scale: np.ndarray, qy: QType, skip: QType | None, bits: int) -> dict[str, Any]:
     """v = acc·M [+ (skip − zp_s)·Mb], M/2^S ≈ s_x·s_w[c]/s_y, one rounding (numerics.md §7–8)."""
     n = acc_scale.size
-    ratios = [acc_scale / float(qy.scale)]
+    ratios = [acc_scale / np.broadcast_to(np.asarray(qy.scale, np.float64), (n,))]
     if skip is not None:
         ratios.append(np.full(n, float(skip.scale) / float(qy.scale)))
     if node.attr("act") == "leaky":
         ratios.append(ratios[0] * float(node.attr("alpha")))
     mults, shift = multipliers(node, ratios, bits)
     lo, hi = clamp_codes(node.name, qy, node.attr("clip_min"), node.attr("clip_max"))
-    attrs = {"mult": _ints(mults[0]), "shift": _ints(shift), "zp": int(qy.zero_point), "lo": lo, "hi": hi,
+    attrs = {"mult": _ints(mults[0]), "shift": _ints(shift), "zp": int(np.asarray(qy.zero_point).reshape(-1)[0]),
+             "lo": lo, "hi": hi,
              "mult_neg": _ints(mults[-1]) if node.attr("act") == "leaky" else None}
     if skip is not None:
         attrs["skip_mult"] = _ints(mults[1])
@@ -239,6 +242,15 @@ def _check_widths(node: Node, acc_bits: int, mult_bits: int, st: LayerSettings) 
     if acc_bits + mult_bits > 63:
         raise HlsgenError(f"node {node.name}: accumulator ({acc_bits} bits) times multiplier "
                           f"({mult_bits} bits) does not fit the 64-bit requant product")
+
+
+def _out_qtype(graph: Graph, tensor: str) -> QType:
+    """A layer's output type: per tensor, or per channel with zero points 0 (an exact accumulator
+    output, passes/calibrate.exact_output_qtype)."""
+    q = graph.tensor(tensor).qtype
+    if q is not None and q.per_channel and q.axis == 1 and not np.any(q.zero_point):
+        return q
+    return _qtype(graph, tensor)
 
 
 def _qtype(graph: Graph, tensor: str) -> QType:
