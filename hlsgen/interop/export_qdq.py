@@ -33,6 +33,7 @@ from hlsgen.interop.qdq_builder import QdqBuilder
 from hlsgen.ir import Graph, Node, Op
 from hlsgen.ir.epilogue import Epilogue, Step, step_of
 from hlsgen.ir.ops import CONSTANT_SCALINGS
+from hlsgen.passes.calibrate import EXACT_OUTPUT
 from hlsgen.passes.check_supported import host_tail_nodes
 
 INFO_ATTRS = {"acc_bits", "mult_bits", "act", "post_act", "reproduces", "rounding"}  # descriptive only
@@ -144,6 +145,9 @@ def _clip_q(b: QdqBuilder, x: str, out: str, scale: float, zp: int, bounds: tupl
 def _finish(b: QdqBuilder, n: Node, x: str, ndim: int, axis: int = 1, leaky: bool = True) -> None:
     """[PRelu(M_neg/M)] [+ DQ(skip)] [+ B2] [Clip(lo, hi)], then QuantizeLinear into the node's output."""
     out = n.outputs[0]
+    if _exact(b, out):  # the model leaves this output float: the layer's float result, as is
+        b.op("Identity", [x], f"{out}.exact", out=out)
+        return
     s_y, _ = b.act(out)
     step = _step(n)
     e = n.attr("epilogue", None)
@@ -189,7 +193,8 @@ def _weights(b: QdqBuilder, n: Node) -> tuple[str, str]:
     s_x, zp_x = b.act(x)
     e: Epilogue = n.attr("epilogue")
     first = e.steps[0]  # what the accumulator is scaled by: step 1 of a two-step layer
-    s_out = 1.0 if e.mid is not None else b.act(n.outputs[0])[0]
+    out_scale = np.asarray(b.qtype(n.outputs[0]).scale, np.float64) if _exact(b, n.outputs[0]) else None
+    s_out = 1.0 if e.mid is not None else out_scale if out_scale is not None else b.act(n.outputs[0])[0]
     w = np.asarray(b.g.tensor(w_name).data, dtype=np.int64)
     bias = np.asarray(b.g.tensor(bias_name).data, dtype=np.int64).reshape(-1)
     ratio = np.broadcast_to(_over(first.mult, first.shift), (w.shape[0],))
@@ -321,7 +326,15 @@ def elementwise(b: QdqBuilder, n: Node) -> None:
     b.op(n.op, ins, n.name, out=n.outputs[0])
 
 
+def _exact(b: QdqBuilder, tensor: str) -> bool:
+    """A layer output the model leaves float, held as its exact sum (passes/calibrate.EXACT_OUTPUT)."""
+    return any(note.kind == EXACT_OUTPUT and note.data.get("tensor") == tensor for note in b.g.notes)
+
+
 def dequantize_output(b: QdqBuilder, n: Node) -> None:
+    if _exact(b, n.inputs[0]):  # already float (the layer's float result)
+        b.outputs.append(b.op("Identity", [n.inputs[0]], n.name, out=n.outputs[0]))
+        return
     s, zp = b.act(n.inputs[0])
     b.outputs.append(b.op("DequantizeLinear", [n.inputs[0], b.const(f"{n.inputs[0]}.s", np.float32(s)),
                            b.const(f"{n.inputs[0]}.zp", np.asarray(zp).astype(b.tensor_dtype(n.inputs[0])))],

@@ -100,3 +100,18 @@ def test_a_float_bias_off_the_grid_still_asks_for_calibration(stripped: onnx.Mod
     m.graph.node.append(onnx.helper.make_node("Add", ["pre_bias", "odd_bias"], [out], name="odd_add"))
     with pytest.raises(HlsgenError, match="give calibration data"):
         compile_model(from_onnx_model(m, "mlp"), config_from_dict({}, "test"))
+
+
+def test_export_qdq_keeps_the_float_result(stripped: onnx.ModelProto) -> None:
+    """`hlsgen export-qdq` writes the exact layer as its float result (no output quantizer): onnxruntime
+    on the export agrees with the golden model within float32 rounding."""
+    from hlsgen.interop.export_qdq import export_qdq
+
+    c = compile_model(from_onnx_model(stripped, "mlp"), config_from_dict({}, "test"))
+    exported = export_qdq(c.graph)
+    last = exported.graph.output[0].name
+    assert next(n for n in exported.graph.node if last in n.output).op_type == "Identity"
+    x = model_zoo.random_inputs(kws_like_mlp(), 5, seed=4)
+    ort = model_zoo.run_ort(exported, x)[last]
+    ours = intermediates(c, x)[c.graph.outputs[0]]
+    assert np.max(np.abs(ours - ort)) <= 1e-5 * float(np.max(np.abs(ours)))
