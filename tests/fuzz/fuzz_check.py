@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,3 +116,14 @@ def check_rtl(out: Path, sim: str | None = None, strict_drain: bool | None = Non
         per_frame = row["expected_beats"] // frames
         assert row["expected_beats"] - per_frame < row["beats"] < row["expected_beats"], \
             f"layer stream short by more than the tail of the last frame: {row}"
+
+
+def check_rtl_and_its_control(out: Path, work: Path, corrupt: Callable[[Path], None]) -> None:
+    """The SV replay of `out` bit-exact, and of a copy of it that `corrupt` damages (its folder as
+    argument) not: the negative control of a hardware test."""
+    r = run_replay(out)
+    assert r["passed"] and r["mismatches"] == 0 and r["beats"] == r["expected_beats"] > 0
+    bad = work / "bad"
+    shutil.copytree(out, bad)
+    corrupt(bad)
+    assert not run_replay(bad)["passed"]
