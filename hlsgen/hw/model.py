@@ -42,8 +42,6 @@ class Kind(str, Enum):
 
 MVU_KINDS = (Kind.CONV, Kind.DWCONV, Kind.GEMM)  # matrix-vector units (hg_mvu, mvu.h)
 POOL_KINDS = (Kind.MAXPOOL, Kind.AVGPOOL)  # hg_pool, pool.h
-WINDOW_KINDS = (Kind.CONV, Kind.DWCONV, Kind.MAXPOOL, Kind.AVGPOOL)  # read a sliding window
-LANE_KINDS = (Kind.AVGPOOL, Kind.ADD, Kind.REQUANT)  # fold their channels over PE requant lanes
 
 
 @dataclass(frozen=True, eq=False)

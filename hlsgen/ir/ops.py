@@ -180,17 +180,11 @@ ELEMENTWISE_INT_OPS = (Op.QADD, Op.QREQUANT, Op.QLUT)  # keep their input's stre
 RASTER_INPUT_OPS = (Op.QCONV, Op.QMAXPOOL, Op.QAVGPOOL)  # read pixels in raster order, channels innermost
 
 
-def op_of(op: str) -> Op | None:
-    """The Op named `op` (None when there is none)."""
+def spec_of(op: str) -> OpSpec | None:
     try:
-        return Op(op)
+        return SPECS[Op(op)]
     except ValueError:
         return None
-
-
-def spec_of(op: str) -> OpSpec | None:
-    known = op_of(op)
-    return None if known is None else SPECS[known]
 
 
 def default_attr(op: str, name: str) -> Any:

@@ -36,6 +36,7 @@ from hlsgen.ir.ops import FLOAT_LAYER_OPS, LAYOUT_OPS
 from hlsgen.numerics import accumulator_bits, activation_qtype
 from hlsgen.passes.check_supported import host_head, host_tail
 from hlsgen.passes.context import PassContext
+from hlsgen.passes.quantize_layer import weight_codes
 from hlsgen.support import progress
 
 PASSTHROUGH_OPS = (Op.MAXPOOL, *LAYOUT_OPS)
@@ -120,14 +121,12 @@ def exact_output_qtype(graph: Graph, n: Node) -> QType | None:
     if x.qtype is None or x.qtype.per_channel or not w.integer or w.qtype is None or len(n.inputs) > 3 \
             or n.attr("mid") is not None or n.attr("act") not in ("none", "relu") or w.qtype.axis not in (None, 0):
         return None
-    assert w.data is not None
     s_w = np.broadcast_to(np.asarray(w.qtype.scale, np.float64), (w.shape[0],))
     acc_scale = float(x.qtype.scale) * s_w
     bias = b.real_value() / acc_scale
     if not np.array_equal(bias, np.round(bias)):
         return None
-    codes = np.asarray(w.data, np.int64) - np.asarray(w.qtype.zero_point, np.int64).reshape(
-        (-1,) + (1,) * (w.data.ndim - 1)) if np.any(w.qtype.zero_point) else np.asarray(w.data, np.int64)
+    codes, _, _ = weight_codes(w, w.qtype.int.bits, n)  # the layer's codes (w − zw for an asymmetric weight)
     bits = accumulator_bits(codes, x.qtype.int, np.round(bias).astype(np.int64)
                             - int(x.qtype.zero_point) * codes.reshape(codes.shape[0], -1).sum(axis=1))
     if np.all(acc_scale == acc_scale[0]):

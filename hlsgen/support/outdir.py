@@ -161,6 +161,22 @@ def _set_umask_mode(folder: Path) -> None:
 
 
 @contextmanager
+def _handling(handler: Callable[[int, object], None], *signums: int) -> Iterator[None]:
+    """`handler` for `signums` inside the block, the previous handlers restored after it; outside the
+    main thread (where Python cannot set handlers) the signals are left alone."""
+    try:
+        previous = {sig: signal.signal(sig, handler) for sig in signums}
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+@contextmanager
 def _signals_deferred() -> Iterator[None]:
     """Hold SIGINT and SIGTERM back while a temporary folder is created (and its name is not yet
     known to the clean-up code) or swapped in; one that arrived is raised as KeyboardInterrupt when
@@ -171,16 +187,8 @@ def _signals_deferred() -> Iterator[None]:
     def record(signum: int, frame: object) -> None:
         caught.append(signum)
 
-    try:
-        previous = {sig: signal.signal(sig, record) for sig in (signal.SIGINT, signal.SIGTERM)}
-    except ValueError:  # not the main thread: leave signals alone
+    with _handling(record, signal.SIGINT, signal.SIGTERM):
         yield
-        return
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     if caught:
         raise Interrupted(caught[0])
 
@@ -191,12 +199,5 @@ def terminate_as_interrupt() -> Iterator[None]:
     def handler(signum: int, frame: object) -> None:
         raise Interrupted(signum)
 
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: leave signals alone
+    with _handling(handler, signal.SIGTERM):
         yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
