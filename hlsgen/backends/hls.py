@@ -68,10 +68,11 @@ class Wiring:
     names: Namer = field(default_factory=lambda: Namer())  # unique variable names ("s_..." only)
     ports: dict[str, str] = field(default_factory=dict)  # output port -> variable its stream is written to
 
-    def declare(self, var: str, stream: Stream, depth: int, note: str) -> str:
-        """A new internal stream (its name made unique); returns the variable name."""
+    def declare(self, var: str, stream: Stream, depth: int, note: str, bits: int = 0) -> str:
+        """A new internal stream (its name made unique) of the stream's beats, or of `bits`-bit ones;
+        returns the variable name."""
         var = self.names(f"{var}#{len(self.decls)}") if var in self.names.taken else self.names(var)
-        self.decls.append({"var": var, "bits": stream.beat_bits, "depth": depth, "note": note})
+        self.decls.append({"var": var, "bits": bits or stream.beat_bits, "depth": depth, "note": note})
         return var
 
 
@@ -130,7 +131,7 @@ def _fork_chain(w: Wiring, stream: Stream, src: str, sinks: list[str]) -> list[d
         last = k == len(sinks) - 2
         rest = sinks[-1] if last else w.declare(f"s_{stream.name}_fork{k + 1}", stream, FIFO_MARGIN,
                                                 f"{stream.name}, between forks")
-        calls.append({"func": "fork2", "targs": [str(stream.pixels)], "args": [src, sink, rest]})
+        calls.append({"func": "fork2", "targs": [str(stream.beats)], "args": [src, sink, rest]})
         src = rest
     return calls
 
@@ -146,9 +147,31 @@ def layer_calls(code: LayerCode, df: Dataflow, w: Wiring, name: str) -> list[dic
         calls.append({"func": "sliding_window", "targs": [code.cfg], "args": [ins[0], win]})
         ins[0] = win
     dest = w.writes[layer.output]
-    calls.append({"func": code.kernel, "targs": [code.cfg], "args": [*ins, dest, *code.tables],
-                  "tap": {"var": dest, "name": layer.output, "beats": df.streams[layer.output].pixels}})
+    tap = {"var": dest, "name": layer.output, "beats": df.streams[layer.output].beats}
+    if code.steps:
+        calls += converter_calls(code, df, layer, w, ins[0], dest)
+        calls[-1]["tap"] = tap
+    else:
+        calls.append({"func": code.kernel, "targs": [code.cfg], "args": [*ins, dest, *code.tables], "tap": tap})
     return calls + w.forks.get(layer.output, [])
+
+
+def converter_calls(code: LayerCode, df: Dataflow, layer: Layer, w: Wiring, src: str, dest: str,
+                    ) -> list[dict[str, Any]]:
+    """A converter's split and join (kernels/dwc.h), one frame of pixels a call, joined by a stream of
+    one sub-beat per beat."""
+    x, out = df.streams[layer.inputs[0]], df.streams[layer.output]
+    calls = []
+    for i, st in enumerate(code.steps):
+        last = i == len(code.steps) - 1
+        to = dest if last else w.declare(f"s_{layer.name}_sub", out, FIFO_MARGIN, f"{layer.name}: sub-beats",
+                                         bits=st["w"])
+        in_bits = x.beat_bits if i == 0 else code.steps[0]["w"]
+        out_bits = out.beat_bits if last else st["w"]
+        calls.append({"func": st["func"], "targs": [str(v) for v in (st["w"], st["s"], st["k"], x.pixels, in_bits,
+                                                                     out_bits)], "args": [src, to]})
+        src = to
+    return calls
 
 
 def hls_context(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
@@ -162,10 +185,11 @@ def hls_context(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
         calls += layer_calls(code, df, w, code.name)
     ports = port_names(df)
     if hw.tlast:  # the last process of the dataflow: TLAST on the last beat of every frame
-        calls += [{"func": "axis_last", "targs": [str(s.pixels), str(s.beat_bits)], "args": [w.ports[p], p]}
+        calls += [{"func": "axis_last", "targs": [str(s.beats), str(s.beat_bits)], "args": [w.ports[p], p]}
                   for p, s in zip(ports, df.outputs, strict=True)]
     outputs = [{"port": p, "type": f"{hw.top}_{p}_t", "stream": s.name, "tensor": s.tensor, "bits": s.bits,
-                "signed": int(s.signed), "channels": s.channels, "beats": s.pixels, "beat_bits": s.beat_bits,
+                "signed": int(s.signed), "channels": s.channels, "fold": s.fold, "beats": s.beats,
+                "beat_bits": s.beat_bits,
                 "file": "output.hex" if len(ports) == 1 else f"output_{k}.hex"}
                for k, (p, s) in enumerate(zip(ports, df.outputs, strict=True))]
     return {"name": df.name, "top": hw.top, "hls": hw.hls, "ap_ctrl": f"ap_ctrl_{hw.hls.ap_ctrl}",
@@ -173,7 +197,8 @@ def hls_context(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
             "frames": hw.frames, "layers": codes, "calls": calls, "streams": w.decls,
             "input": {"type": f"{hw.top}_in_t", "stream": df.input.name, "tensor": df.input.tensor,
                       "bits": df.input.bits, "signed": int(df.input.signed), "channels": df.input.channels,
-                      "beats": df.input.pixels, "beat_bits": df.input.beat_bits},
+                      "fold": df.input.fold,
+                      "beats": df.input.beats, "beat_bits": df.input.beat_bits},
             "outputs": outputs, "ap_int_max_w": MAX_BEAT_BITS, "cycles": df.cycles_per_frame,
             "bottleneck": df.bottleneck, "guard": f"HLSGEN_{hw.top.upper()}_H"}
 
@@ -223,12 +248,12 @@ def rate_depths(df: Dataflow, codes: list[LayerCode]) -> dict[tuple[str, str], i
         tail = windows_after * layer.cycles / k["OUT_PIXELS"]
         src = layer.inputs[0]
         if src in producers:  # the network input may simply wait; a layer may not
-            depths[(src, layer.name)] += math.ceil(tail * df.streams[src].pixels / period)
+            depths[(src, layer.name)] += math.ceil(tail * df.streams[src].beats / period)
         if len(layer.inputs) == 2 and layer.inputs[1] != src:
             # a residual join: while its generator finishes this frame, the skip branch streams the
             # next one at the network's rate (its producer may be fast, but the fork feeding it is not)
             skip = layer.inputs[1]
-            depths[(skip, layer.name)] += math.ceil(tail * df.streams[skip].pixels / period)
+            depths[(skip, layer.name)] += math.ceil(tail * df.streams[skip].beats / period)
     return depths
 
 

@@ -24,6 +24,7 @@ from hlsgen.hw.packing import code_range, folded, per_channel
 from hlsgen.hw.params import (
     AddParams,
     AvgPoolParams,
+    ConvertParams,
     LutParams,
     MaxPoolParams,
     MvuParams,
@@ -52,6 +53,8 @@ class LayerCode:
     # tables as ROMs (pragmas in top.cpp): name, dim (partitioned completely), reshape (cyclic factor
     # of the next dimension, 1: none), impl (BIND_STORAGE rom_1p: bram or lutram)
     roms: list[dict[str, Any]] = field(default_factory=list)
+    # a converter: its split/join calls (dwc.h) in order, each {func, w, s, k}; no `kernel`
+    steps: list[dict[str, Any]] = field(default_factory=list)
 
     def const(self, **values: int | bool) -> None:
         for k, v in values.items():
@@ -239,7 +242,9 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     code.const(COUT=cout, GROUPS=groups, CIN_G=cin_g, COUT_G=cout // groups, PE=pe, SIMD=simd, FOLD_O=fold_o,
                FOLD_I=fold_i, RQ=rq, RQ_FOLD=rq_fold, W_BITS=p.weight_bits, ACC_BITS=p.acc_bits,
                HAS_MULT_NEG=leaky, RESIDUAL=residual, MN_FOLD=rq_fold if leaky else 1,
-               SM_FOLD=rq_fold if residual else 1)
+               SM_FOLD=rq_fold if residual else 1,
+               OUT_GROUP=lane_group(df.streams[layer.output], rq, rq_fold) if rq < pe else
+               lane_group(df.streams[layer.output], pe, fold_o))
     skip = df.streams[layer.inputs[1]] if residual else x  # no residual: the input stands in (mvu.h)
     code.beat("skip_beat_t", skip)
     if rq < pe:  # the hand-off beat of mvu_core to mvu_requant: PE accumulators and skip codes
@@ -318,7 +323,7 @@ def _pool(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     mult = folded(per_channel(layer.arrays["mult"], n), fold, pe)
     acc_bits = signed_bits_for(bound)
     code.const(X_ZP=p.x_zp, ACC_BITS=acc_bits, MULT_BITS=signed_bits_for(int(np.abs(mult).max())), PE=pe,
-               FOLD=fold)
+               FOLD=fold, OUT_GROUP=lane_group(df.streams[layer.output], pe, fold))
     code.types.append({"name": "sums_t", "kind": "beat", "bits": n * acc_bits})
     code.kernel = "global_avgpool" if glob else "avgpool"
     code.tables = [code.table("m", "mult_t", mult),
@@ -336,8 +341,11 @@ def _add(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     code.beat("a_beat_t", a)
     code.beat("b_beat_t", b)
     mult_bits = signed_bits_for(int(max(np.abs(am).max(), np.abs(bm).max())))
-    code.const(PIXELS=a.pixels, CHANNELS=n, PE=pe, FOLD=fold, A_BITS=a.bits, A_SIGNED=a.signed, A_ZP=_one(p.a_zp),
-               B_BITS=b.bits, B_SIGNED=b.signed, B_ZP=_one(p.b_zp), MULT_BITS=mult_bits)
+    if lane_group(a, pe, fold) != lane_group(b, pe, fold):
+        raise HlsgenError(f"layer {layer.name}: its inputs {a.name} and {b.name} arrive at different folds")
+    code.const(PIXELS=a.pixels, CHANNELS=n, PE=pe, FOLD=fold, IN_GROUP=lane_group(a, pe, fold),
+               OUT_GROUP=lane_group(df.streams[layer.output], pe, fold), A_BITS=a.bits, A_SIGNED=a.signed,
+               A_ZP=_one(p.a_zp), B_BITS=b.bits, B_SIGNED=b.signed, B_ZP=_one(p.b_zp), MULT_BITS=mult_bits)
     code.kernel = "add_layer"
     code.tables = [code.table("am", "mult_t", am, bits=mult_bits), code.table("bm", "mult_t", bm, bits=mult_bits),
                    code.table("s", "shift_t", folded(per_channel(layer.arrays["shift"], n), fold, pe), signed=False)]
@@ -353,7 +361,9 @@ def _requant(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     leaky = "mult_neg" in layer.arrays
     mn = folded(per_channel(layer.arrays["mult_neg"], n), fold, pe) if leaky else np.zeros((1, pe), np.int64)
     mult_bits = signed_bits_for(int(max(np.abs(m).max(), np.abs(mn).max())))
-    code.const(PIXELS=df.streams[layer.output].pixels, CHANNELS=n, PE=pe, FOLD=fold, X_ZP=_one(p.x_zp),
+    code.const(PIXELS=df.streams[layer.output].pixels, CHANNELS=n, PE=pe, FOLD=fold,
+               IN_GROUP=lane_group(df.streams[layer.inputs[0]], pe, fold),
+               OUT_GROUP=lane_group(df.streams[layer.output], pe, fold), X_ZP=_one(p.x_zp),
                HAS_MULT_NEG=leaky, MN_FOLD=fold if leaky else 1, MULT_BITS=mult_bits)
     code.kernel = "requant_layer"
     code.tables = [code.table("m", "mult_t", m, bits=mult_bits), code.table("mn", "mult_t", mn, bits=mult_bits),
@@ -379,6 +389,24 @@ def _reorder(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     code.tables = [code.table("perm", "perm_t", layer.arrays["perm"], signed=False)]
 
 
+def _convert(code: LayerCode, df: Dataflow, layer: Layer) -> None:
+    p = layer.params
+    assert isinstance(p, ConvertParams)
+    code.const(PIXELS=df.streams[layer.output].pixels, IN_FOLD=p.in_fold, OUT_FOLD=p.out_fold)
+    code.steps = [{"func": c.kind, "w": c.w, "s": c.s, "k": c.k} for c in p.steps]
+
+
+def lane_group(s: Stream, lanes: int, folds: int) -> int:
+    """Lane folds per beat of stream `s`, read or written by a unit whose `lanes` lanes take `folds` folds
+    per pixel: all of them for a stream of whole pixels, else the stream's fold in lanes (eltwise.h,
+    FoldedBeat in hlsgen_common.h)."""
+    if s.fold == s.channels:
+        return folds
+    if s.fold % lanes or folds % (s.fold // lanes):
+        raise HlsgenError(f"stream {s.name}: fold {s.fold} is not whole folds of {lanes} lanes ({folds} a pixel)")
+    return s.fold // lanes
+
+
 def _one(zp: ZeroPoint) -> int:
     """A zero point the HLS kernel takes as one constant (eltwise.h: per tensor)."""
     codes = np.asarray(zp, dtype=np.int64).reshape(-1)
@@ -388,4 +416,4 @@ def _one(zp: ZeroPoint) -> int:
 
 
 KINDS = {Kind.CONV: _mvu, Kind.DWCONV: _mvu, Kind.GEMM: _mvu, Kind.MAXPOOL: _pool, Kind.AVGPOOL: _pool,
-         Kind.ADD: _add, Kind.REQUANT: _requant, Kind.LUT: _lut, Kind.REORDER: _reorder}
+         Kind.ADD: _add, Kind.REQUANT: _requant, Kind.LUT: _lut, Kind.REORDER: _reorder, Kind.CONVERT: _convert}

@@ -34,7 +34,7 @@ def write_testbench(df: Dataflow, out: Path, model: str, tlast: bool = False) ->
     folder = out / "tb"
     copy_tree(TESTBENCH / "cocotb", folder)
     context = {"top": df.top, "model": model, "cycles": df.cycles_per_frame, "tlast": tlast,
-               "out_beats": df.outputs[0].pixels, "out_bytes": df.outputs[0].beat_bits // 8}
+               "out_beats": df.outputs[0].beats, "out_bytes": df.outputs[0].beat_bits // 8}
     (folder / f"test_{df.top}.py").write_text(render("verilog/tb/test_top.py.j2", **context))
     (folder / "Makefile").write_text(render("verilog/tb/Makefile.j2", **context))
     write_replay(df, out, model)
@@ -65,7 +65,7 @@ def _layer_stream(m: dict[str, Any]) -> str:
 
 
 def _stream(m: dict[str, Any]) -> dict[str, Any]:
-    width = int(m["channels"]) * int(m["bits"])  # the stream's data bits inside the RTL
+    width = int(m.get("fold", m["channels"])) * int(m["bits"])  # the stream's data bits inside the RTL
     return {"beats": int(m["beats_per_frame"]), "beat_bits": int(m["beat_bits"]), "pad": int(m["beat_bits"]) - width}
 
 

@@ -5,8 +5,10 @@ OUT/vectors/
   input.hex            the network input, one beat per line (frames back to back)
   output.hex           the network output (output_<k>.hex when there are several)
   layers/<stream>.hex  every layer's output stream, to find the first divergent layer
-A beat is one pixel: channel c's code (two's complement, `bits` wide) sits at bits [c·bits, (c+1)·bits);
-a line is the beat in hex, most significant digit first, beat_bits/4 digits.
+A beat holds `fold` channels of one pixel (all of them unless the stream is folded; the ceil(channels/fold)
+beats of a pixel are consecutive, the last one zero-padded): channel f·fold + c of the pixel's beat f
+(two's complement, `bits` wide) sits at bits [c·bits, (c+1)·bits); a line is the beat in hex, most
+significant digit first, beat_bits/4 digits.
 """
 
 from __future__ import annotations
@@ -25,6 +27,14 @@ def stream_codes(values: np.ndarray, stream: Stream) -> np.ndarray:
     """IR-layout codes of a batch [N, ...] -> [N, pixels, channels] in stream order."""
     flat = np.asarray(values, dtype=np.int64).reshape(len(values), -1)
     return flat[:, stream.order].reshape(len(values), stream.pixels, stream.channels)
+
+
+def beat_codes(codes: np.ndarray, stream: Stream) -> np.ndarray:
+    """[N, pixels, channels] codes -> [N, beats, fold]: each pixel's channel folds, the last zero-padded."""
+    n = len(codes)
+    padded = np.zeros((n, stream.pixels, stream.folds * stream.fold), dtype=np.int64)
+    padded[:, :, :stream.channels] = codes
+    return padded.reshape(n, stream.beats, stream.fold)
 
 
 def pack_beats(codes: np.ndarray, bits: int) -> list[int]:
@@ -51,8 +61,8 @@ def hex_lines(beats: list[int], beat_bits: int) -> str:
 
 
 def stream_meta(s: Stream) -> dict[str, Any]:
-    return {"name": s.name, "tensor": s.tensor, "beats_per_frame": s.pixels, "channels": s.channels,
-            "bits": s.bits, "signed": s.signed, "beat_bits": s.beat_bits}
+    return {"name": s.name, "tensor": s.tensor, "beats_per_frame": s.beats, "channels": s.channels,
+            "fold": s.fold, "bits": s.bits, "signed": s.signed, "beat_bits": s.beat_bits}
 
 
 def write_vectors(folder: Path, df: Dataflow, values: Mapping[str, np.ndarray], frames: int) -> None:
@@ -61,7 +71,7 @@ def write_vectors(folder: Path, df: Dataflow, values: Mapping[str, np.ndarray], 
     (folder / "layers").mkdir()
 
     def dump(path: Path, s: Stream) -> None:
-        codes = stream_codes(values[s.tensor][:frames], s)
+        codes = beat_codes(stream_codes(values[s.tensor][:frames], s), s)
         path.write_text(hex_lines(pack_beats(codes, s.bits), s.beat_bits))
 
     dump(folder / "input.hex", df.input)

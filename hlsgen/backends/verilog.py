@@ -67,12 +67,12 @@ def design_context(df: Dataflow, model: str, tlast: bool = False) -> dict[str, A
             "input": df.input.name, "in_width": _width(df.input), "in_beat": df.input.beat_bits,
             "in_pad": df.input.beat_bits - _width(df.input), "out_beat": out_stream.beat_bits,
             "out_pad": out_stream.beat_bits - _width(out_stream), "out_edge": out_edge,
-            "streams": streams, "units": units, "tlast": tlast, "out_beats": out_stream.pixels,
-            "last_bits": max(1, (out_stream.pixels - 1).bit_length())}
+            "streams": streams, "units": units, "tlast": tlast, "out_beats": out_stream.beats,
+            "last_bits": max(1, (out_stream.beats - 1).bit_length())}
 
 
 def _width(s: Stream) -> int:
-    return s.channels * s.bits
+    return s.data_bits
 
 
 def _produced(df: Dataflow) -> list[Stream]:
@@ -95,7 +95,7 @@ def _stream(df: Dataflow, s: Stream) -> dict[str, Any]:
 def _unit_context(u: Unit, lay: Layer, df: Dataflow, edge_of: dict[tuple[str, str, int], str]) -> dict[str, Any]:
     skip = edge_of[(lay.inputs[1], lay.name, 1)] if len(lay.inputs) > 1 else None
     bits = {p.name: p.value for p in u.params if p.name in ("SKB", "BB")}
-    tie = int(bits.get("SKB", bits.get("BB", 0))) * df.streams[lay.output].channels  # unused 2nd input
+    tie = int(bits.get("SKB", bits.get("BB", 0))) * df.streams[lay.output].fold  # unused 2nd input
     return {"name": u.name, "kind": lay.kind, "node": lay.node, "module": u.module, "cycles": lay.cycles,
             "layer_module": layer_module(df.top, u.name), "in_width": _width(df.streams[lay.inputs[0]]),
             "skip_width": _width(df.streams[lay.inputs[1]]) if skip else 0,

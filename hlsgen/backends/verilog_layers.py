@@ -6,6 +6,7 @@ Every dataflow `Layer` becomes one unit, preceded by an `hg_window` when it read
     add, requant       -> hg_eltwise
     lut                -> hg_lut (its table in a .mem file)
     reorder            -> hg_reorder (a frame buffer; its read order in a .mem file)
+    convert            -> hg_convert (an hg_split and/or an hg_join)
 `unit(layer, df, top)` returns the template data of one layer: parameter lists and, for MVU layers,
 the weight ROM words (written to a .mem file read with $readmemh).
 """
@@ -36,6 +37,7 @@ from hlsgen.hw.packing import padded, per_channel
 from hlsgen.hw.params import (
     AddParams,
     AvgPoolParams,
+    ConvertParams,
     LutParams,
     MaxPoolParams,
     ReorderParams,
@@ -67,6 +69,8 @@ def unit(layer: Layer, df: Dataflow, top: str) -> Unit:
         return _lut_unit(layer, df, x, top)
     if layer.kind == Kind.REORDER:
         return _reorder_unit(layer, x, top)
+    if layer.kind == Kind.CONVERT:
+        return _convert_unit(layer, x, df.streams[layer.output])
     return Unit(layer.name, "hg_eltwise", (), 0, tuple(_eltwise_params(layer, df, x)))
 
 
@@ -95,6 +99,21 @@ def _reorder_unit(layer: Layer, x: Stream, top: str) -> Unit:
               Param("KB", unsigned_bits(perm.size - 1)), Param("CB", unsigned_bits(p.out_c - 1)),
               Param("MEM_FILE", mem))
     return Unit(layer.name, "hg_reorder", (), 0, params, mem, tuple(hex_words(words.reshape(-1, 1), wb + lb)))
+
+
+def _convert_unit(layer: Layer, x: Stream, out: Stream) -> Unit:
+    """hg_convert: its split and join steps (hw/convert.py), over the same sub-beats."""
+    p = layer.params
+    assert isinstance(p, ConvertParams)
+    split = next((c for c in p.steps if c.kind == "split"), None)
+    join = next((c for c in p.steps if c.kind == "join"), None)
+    step = split or join
+    assert step is not None
+    params = (Param("W", step.w), Param("S", step.s), flag("HAS_SPLIT", split is not None),
+              Param("SPLIT_K", split.k if split else 1), flag("HAS_JOIN", join is not None),
+              Param("JOIN_K", join.k if join else 1), Param("IN_WIDTH", x.data_bits),
+              Param("OUT_WIDTH", out.data_bits))
+    return Unit(layer.name, "hg_convert", (), 0, params)
 
 
 def _requant_common(rq: Requant, out: Stream, shift: np.ndarray) -> list[Param]:

@@ -30,6 +30,7 @@ from hlsgen.hw.layers import lower_node
 from hlsgen.hw.layers.reorder import reorder_layer
 from hlsgen.hw.model import Dataflow, Layer, Stream, canonical_order
 from hlsgen.hw.resources import glue_resources, layer_resources
+from hlsgen.hw.stream_folds import fold_streams
 from hlsgen.ir import Graph, Node, Op
 from hlsgen.ir.ops import HARDWARE_OPS, HOST_BOUNDARY_OPS, LAYOUT_OPS, RASTER_INPUT_OPS
 from hlsgen.passes.check_supported import host_tail_nodes
@@ -66,6 +67,7 @@ def build_dataflow(graph: Graph, hw: HwConfig) -> Dataflow:
     edges = {**fifo_depths(unfolded, by_name), **{(s.name, ""): output_depth(s, unfolded) for s in outs}}
     folding = fold(options, by_name, edges, first.pixels, hw)
     layers = tuple(forms[i] for forms, i in zip(options, folding.picks, strict=True))
+    layers, by_name, first, outs = fold_streams(layers, by_name, first, outs, namer)
     depths = fifo_depths(list(layers), by_name)  # margins follow the chosen cycles (hw/fifo.margin)
     return Dataflow(graph.name, hw.top, first, outs, by_name, layers, depths, folding)
 

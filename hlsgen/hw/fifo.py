@@ -14,8 +14,9 @@ SLICE_DEPTH = 1  # a register slice (hg_fifo DEPTH 1): one beat every other cycl
 
 
 def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tuple[str, str], int]:
-    """Depth of every stream edge: its `margin`, plus for each input of a join (residual conv, add)
-    the lead it can build up over the other input (conservative: ties in the dependency model count).
+    """Depth in beats of every stream edge: its `margin`, plus for each input of a join (residual conv,
+    add) the lead in pixels it can build up over the other input (conservative: ties in the dependency
+    model count), times the stream's beats per pixel.
     A residual conv's output i waits for its main-input *window* (up to input pixel window[i]),
     which its own line buffer holds; only what arrives beyond that needs the FIFO."""
 
@@ -29,9 +30,10 @@ def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tupl
             main, skip = lay.inputs
             window = last_input_pixel(lay, by_name[main], by_name[lay.output])
             main_ready = need[main][window]  # output pixel i can start once this much input arrived
-            skip_d = FIFO_MARGIN + skip_depth(main_ready, need[skip])
+            # the leads are in pixels; a folded stream holds its folds' beats of each
+            skip_d = FIFO_MARGIN + skip_depth(main_ready, need[skip]) * by_name[skip].folds
             produced = np.searchsorted(np.sort(need[main]), need[skip], side="right")
-            main_d = FIFO_MARGIN + int(max(0, np.max(produced - (window + 1))))
+            main_d = FIFO_MARGIN + int(max(0, np.max(produced - (window + 1)))) * by_name[main].folds
             # conv(x) + x reads one stream twice: its (stream, layer) depth must serve both edges
             depths[(skip, lay.name)] = max(skip_d, main_d) if skip == main else skip_d
             depths[(main, lay.name)] = max(skip_d, main_d) if skip == main else main_d
@@ -50,7 +52,7 @@ def margin(stream: Stream, producer: Layer | None, consumer: Layer | None) -> in
     None for the network input (one beat per frame arrives at most every frame period), `consumer`
     None for the network output (the sink may take a beat every cycle)."""
     slow_ends = all(end is None or end.cycles >= 2 for end in (producer, consumer))
-    if stream.pixels == 1 and slow_ends and (producer is not None or consumer is not None):
+    if stream.beats == 1 and slow_ends and (producer is not None or consumer is not None):
         return SLICE_DEPTH
     return FIFO_MARGIN
 

@@ -1,8 +1,9 @@
 """The hardware model's data: streams between layers, folded layers, the dataflow of a network.
 
-Streams carry pixels in raster order with all channels of a pixel in one beat (channel 0 in the low
-bits). Layout ops (Reshape, Transpose) cost nothing: they only change which IR element a stream
-position holds (`Stream.order`). A `Layer` is one streaming unit with its folding (PE, SIMD), its
+Streams carry pixels in raster order; a pixel's channels go `fold` to a beat (channel 0 in the low
+bits), the ceil(channels/fold) beats of a pixel back to back, the last one zero-padded. Layout ops
+(Reshape, Transpose) cost nothing: they only change which IR element a stream position holds
+(`Stream.order`). A `Layer` is one streaming unit with its folding (PE, SIMD), its
 cycles per frame and its MAC count, computed once by hlsgen.hw and rendered by every backend.
 """
 
@@ -35,6 +36,7 @@ class Kind(str, Enum):
     REQUANT = "requant"
     LUT = "lut"
     REORDER = "reorder"
+    CONVERT = "convert"
 
     def __str__(self) -> str:
         return self.value
@@ -55,11 +57,37 @@ class Stream:
     height: int = 1
     width: int = 1
     order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # stream pos -> IR flat index
+    fold: int = 0  # channels per beat (0 when built: all of them, one pixel per beat)
+
+    def __post_init__(self) -> None:
+        if self.fold == 0:
+            object.__setattr__(self, "fold", self.channels)
+        if not 1 <= self.fold <= self.channels:
+            raise ValueError(f"stream {self.name}: fold {self.fold} outside 1..{self.channels} channels")
+
+    @property
+    def folds(self) -> int:
+        """Beats per pixel: the channel folds of a pixel, the last one zero-padded."""
+        return math.ceil(self.channels / self.fold)
+
+    @property
+    def beats(self) -> int:
+        """Beats per frame."""
+        return self.pixels * self.folds
+
+    @property
+    def data_bits(self) -> int:
+        """The codes of one beat: fold · bits (the RTL stream width)."""
+        return self.fold * self.bits
 
     @property
     def beat_bits(self) -> int:
-        """TDATA width: channels · bits, rounded up to whole bytes (AXI-Stream)."""
-        return 8 * math.ceil(self.channels * self.bits / 8)
+        """TDATA width: fold · bits, rounded up to whole bytes (AXI-Stream)."""
+        return 8 * math.ceil(self.data_bits / 8)
+
+    def refolded(self, fold: int, name: str) -> Stream:
+        """The same tensor in the same order, `fold` channels per beat."""
+        return replace(self, name=name, fold=fold)
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,7 +124,7 @@ class Dataflow:
 
     @property
     def cycles_per_frame(self) -> int:
-        return max([self.input.pixels] + [lay.cycles for lay in self.layers])
+        return max([self.input.beats] + [lay.cycles for lay in self.layers])
 
     @property
     def bottleneck(self) -> str:

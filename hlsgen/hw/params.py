@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hlsgen.hw.convert import Convert
 from hlsgen.ir.epilogue import Epilogue
 
 ZeroPoint = int | tuple[int, ...]  # one code, or one per channel
@@ -127,7 +128,19 @@ class ReorderParams:
     elements: int
 
 
-LayerParams = MvuParams | MaxPoolParams | AvgPoolParams | AddParams | RequantParams | LutParams | ReorderParams
+@dataclass(frozen=True)
+class ConvertParams:
+    """A data-width converter between two folds of one stream (hw/convert.py; no arrays): its split
+    and join steps in order."""
+
+    channels: int
+    in_fold: int
+    out_fold: int
+    steps: tuple[Convert, ...]
+
+
+LayerParams = (MvuParams | MaxPoolParams | AvgPoolParams | AddParams | RequantParams | LutParams | ReorderParams
+               | ConvertParams)
 
 
 def requant_step(p: LayerParams) -> Requant | None:

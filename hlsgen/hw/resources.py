@@ -84,7 +84,7 @@ def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
     mux_bits  operand-select bits (a SIMD slice out of SF of an input pixel)
     rq_bits   requant units x (operand + multiplier bits), twice for two steps
     lutmul_bits  PE·SIMD·weight bits·input bits of shift-add (LUT) multipliers, weights <= 4 bits
-    in_bits   input beat bits (the window's tap register, lane operand registers)
+    in_bits   input beat bits (the window's tap register, lane operand registers; a converter's beats)
     out_bits  output beat bits (the collector and its output register)
     The kind's module gives its own (hw/layers/: mvu and pool); the rest are common."""
     unit = MODULES[layer.kind]
@@ -94,6 +94,6 @@ def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
     if rq:
         f["rq_bits"] = rq.units * (rq.operand_bits + rq.mult_bits) * (2 if rq.two_step else 1)
     f.update(unit.features(layer, x, out))
-    f["in_bits"] = x.channels * x.bits
-    f["out_bits"] = out.channels * out.bits
+    f["in_bits"] = x.data_bits
+    f["out_bits"] = out.data_bits
     return f

@@ -62,7 +62,7 @@ def hardware_summary(df: Dataflow, rows: list[dict[str, Any]], hw: HwConfig) -> 
             "frames_per_second": round(1e9 / (hw.hls.clock_ns * df.cycles_per_frame), 1),
             "bottleneck": df.bottleneck,
             "multipliers": multipliers, "mac_bound_cycles": -(-macs // multipliers) if multipliers else 0,
-            "input_beats_per_frame": df.input.pixels,
+            "input_beats_per_frame": df.input.beats,
             "capped": [{"node": lay.node, "key": key, "asked": asked, "used": used} for lay in df.layers
                        for key, asked, used in capped_defaults(lay, hw)],
             "folding": None if f is None else {"goal": f.goal, "fits": f.fits, "optimal": f.optimal,

@@ -163,15 +163,17 @@ def _first_divergent_layer(vectors: Path, taps: Path) -> Divergence | None:
 def _first_difference(entry: dict[str, Any], golden: Path, tapped: Path) -> Divergence | None:
     want = read_hex(golden)
     got = read_hex(tapped) if tapped.is_file() else []
-    beats = entry["beats_per_frame"]
+    beats, fold = entry["beats_per_frame"], entry.get("fold", entry["channels"])
+    folds = -(-entry["channels"] // fold)
     names = (entry["layer"], entry["node"], entry["name"])
     for i, expected in enumerate(want):
+        pixel, f = divmod(i % beats, folds)
         if i >= len(got):
-            return Divergence(*names, i // beats, i % beats, None, None, None)
+            return Divergence(*names, i // beats, pixel, None, None, None)
         if got[i] != expected:
-            args = (entry["channels"], entry["bits"], entry["signed"])
+            args = (fold, entry["bits"], entry["signed"])
             e, g = unpack_beats([expected], *args)[0], unpack_beats([got[i]], *args)[0]
             channels = [c for c in range(len(e)) if e[c] != g[c]]
             c = channels[0] if channels else 0
-            return Divergence(*names, i // beats, i % beats, c, int(e[c]), int(g[c]))
+            return Divergence(*names, i // beats, pixel, f * fold + c, int(e[c]), int(g[c]))
     return None

@@ -92,6 +92,12 @@ def one_form(layer: Layer, hw: HwConfig) -> list[tuple[int, int]]:
     return [(1, 1)]
 
 
+# ---- stream folds (hw/stream_folds.py) ----------------------------------------------------------------
+def whole_pixels(layer: Layer, ins: tuple[Stream, ...], out: Stream) -> tuple[tuple[int, ...], int]:
+    """A unit that reads and writes one pixel per beat: the folds it takes on each input and gives."""
+    return tuple(s.channels for s in ins), out.channels
+
+
 # ---- dependencies (hw/fifo.py) -------------------------------------------------------------------------
 def window_last_pixel(w: Window, out: Stream) -> np.ndarray:
     """For each output pixel of a sliding window, the index of the last input pixel it reads."""

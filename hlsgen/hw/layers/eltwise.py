@@ -26,6 +26,7 @@ from hlsgen.hw.layers.common import (
     requant_of,
     require_canonical,
     same_pixel,
+    whole_pixels,
 )
 from hlsgen.hw.model import Kind, Layer, Stream
 from hlsgen.hw.params import AddParams, RequantParams
@@ -33,6 +34,7 @@ from hlsgen.ir import Graph, Node, Op
 
 OPS = (Op.QADD, Op.QREQUANT)
 KINDS = (Kind.ADD, Kind.REQUANT)
+stream_folds = whole_pixels
 last_input_pixel = same_pixel
 features, mac_dsp, memories = no_features, no_macs, no_memories
 

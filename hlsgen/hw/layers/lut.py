@@ -7,13 +7,14 @@ import numpy as np
 
 from hlsgen.devices.families import Family
 from hlsgen.hw.cost import NONE, Resources, rom
-from hlsgen.hw.layers.common import Lowered, no_features, no_macs, no_requant, one_form, same_pixel
+from hlsgen.hw.layers.common import Lowered, no_features, no_macs, no_requant, one_form, same_pixel, whole_pixels
 from hlsgen.hw.model import Kind, Layer, Stream
 from hlsgen.hw.params import LutParams
 from hlsgen.ir import Graph, Node, Op
 
 OPS = (Op.QLUT,)
 KINDS = (Kind.LUT,)
+stream_folds = whole_pixels
 options = one_form
 last_input_pixel = same_pixel
 requant_shape, features, mac_dsp = no_requant, no_features, no_macs

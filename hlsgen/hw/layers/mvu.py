@@ -31,6 +31,7 @@ from hlsgen.hw.layers.common import (
     check_override,
     lane_counts,
     whole_frame,
+    whole_pixels,
     window_buffer,
     window_last_pixel,
     window_of,
@@ -43,6 +44,7 @@ from hlsgen.numerics import signed_bits_for
 
 OPS = (Op.QCONV, Op.QGEMM)
 KINDS = (Kind.CONV, Kind.DWCONV, Kind.GEMM)
+stream_folds = whole_pixels
 LUT_WEIGHT_BITS = 4  # weights this narrow multiply as shift-adds in LUTs (DSPs are the scarce resource)
 HANDOFF_MAX_BITS = 4096  # time-shared requant units take a fold's accumulators (and skip codes) in one beat
 

@@ -21,6 +21,7 @@ from hlsgen.hw.layers.common import (
     no_macs,
     one_form,
     requant_of,
+    whole_pixels,
     window_buffer,
     window_last_pixel,
     window_of,
@@ -32,6 +33,7 @@ from hlsgen.ir import Graph, Node, Op
 
 OPS = (Op.QMAXPOOL, Op.QAVGPOOL)
 KINDS = (Kind.MAXPOOL, Kind.AVGPOOL)
+stream_folds = whole_pixels
 mac_dsp = no_macs
 
 

@@ -7,7 +7,7 @@
 //   lut:      y[c] = T[x[c] - X_LO]      (an elementwise function tabulated over every input code;
 //             T is partitioned so that every channel lane reads it in the same cycle)
 //
-// Config C: PIXELS, CHANNELS, PE, FOLD, OUT_BITS, ZP, LO, HI, ROUNDING, MULT_BITS, mult_t, shift_t,
+// Config C: PIXELS, CHANNELS, PE, FOLD, IN_GROUP, OUT_GROUP, OUT_BITS, ZP, LO, HI, ROUNDING, MULT_BITS, mult_t, shift_t,
 //           out_beat_t; add: A_BITS, A_SIGNED, A_ZP, B_BITS, B_SIGNED, B_ZP, a_beat_t, b_beat_t;
 //           requant: IN_BITS, IN_SIGNED, X_ZP, HAS_MULT_NEG, MN_FOLD, in_beat_t;
 //           lut: IN_BITS, IN_SIGNED, X_LO, ENTRIES, table_t, in_beat_t.
@@ -20,9 +20,10 @@
 namespace hlsgen {
 
 // Add and requant fold their channels over PE requant lanes: one flattened II=1 loop over
-// (pixel, fold f < FOLD); the input beat(s) are read on f == 0 and shifted by PE channels per fold,
-// lane p of fold f computes channel f*PE + p with parameters from [FOLD][PE] ROMs at the fold
-// counter, and the output beat (shifted in PE codes per fold) is written after the last fold:
+// (pixel, fold f < FOLD); an input beat holds IN_GROUP folds (IN_GROUP * PE channels, or the whole
+// pixel: IN_GROUP = FOLD), read on its first fold and shifted by PE channels per fold; lane p of fold f
+// computes channel f*PE + p with parameters from [FOLD][PE] ROMs at the fold counter, and an output
+// beat (OUT_GROUP folds, shifted in PE codes per fold) is written after its last fold:
 // PIXELS * FOLD cycles (the cycle model).
 template <class C>
 void add_layer(hls::stream<typename C::a_beat_t>& a, hls::stream<typename C::b_beat_t>& b,
@@ -32,11 +33,11 @@ void add_layer(hls::stream<typename C::a_beat_t>& a, hls::stream<typename C::b_b
     typename C::a_beat_t xa = 0;
     typename C::b_beat_t xb = 0;
     FoldedBeat<C> beat;
-    int f = 0, cbase = 0;
+    int f = 0, cbase = 0, gi = 0;  // gi: the fold within the input beats
 STEP:
     for (int i = 0; i < C::PIXELS * C::FOLD; i++) {
 #pragma HLS PIPELINE II=1
-        if (f == 0) {
+        if (gi == 0) {
             xa = a.read();
             xb = b.read();
         } else {
@@ -54,6 +55,7 @@ STEP:
             if (cbase + p < C::CHANNELS) code = requant<C>(v, S[f][p]);
             beat.put(p, code);
         }
+        step<C::IN_GROUP>(gi);
         beat.next(f, cbase, out);
     }
 }
@@ -65,11 +67,11 @@ void requant_layer(hls::stream<typename C::in_beat_t>& in, hls::stream<typename 
     const int x_zp = C::X_ZP;
     typename C::in_beat_t x = 0;
     FoldedBeat<C> beat;
-    int f = 0, cbase = 0;
+    int f = 0, cbase = 0, gi = 0;  // gi: the fold within the input beat
 STEP:
     for (int i = 0; i < C::PIXELS * C::FOLD; i++) {
 #pragma HLS PIPELINE II=1
-        if (f == 0) {
+        if (gi == 0) {
             x = in.read();
         } else {
             x = x >> (C::PE * C::IN_BITS);
@@ -85,6 +87,7 @@ STEP:
                 code = requant<C>(scale_acc<C::HAS_MULT_NEG, C::MULT_BITS>(d, m, m_neg), S[f][p]);
             beat.put(p, code);
         }
+        step<C::IN_GROUP>(gi);
         beat.next(f, cbase, out);
     }
 }

@@ -1,6 +1,7 @@
 // hlsgen HLS kernels: common types and helpers.
 //
-// Stream contract: one beat is one pixel with all its channels packed. Channel c occupies bits
+// Stream contract: a beat holds FOLD channels of one pixel (all of them unless the stream is folded),
+// the ceil(CHANNELS / FOLD) beats of a pixel back to back. Channel c of a beat occupies bits
 // [c*BITS, (c+1)*BITS) as a two's complement (signed) or plain binary (unsigned) code; bits above
 // the last channel are zero. This is the hex format of OUT/vectors, line for line.
 //
@@ -75,17 +76,21 @@ bool step(int& counter) {
     return false;
 }
 
-// The output beat of a layer whose PE requant lanes fold over its channels: lane p of fold f holds
-// channel f*PE + p. Codes enter at the top of y and move down PE codes per fold; the beat is written
-// after the last fold (FOLD cycles per pixel). `next` also advances the fold counter f and cbase = f*PE.
-// (FOLD and PE default to the layer's; time-shared MVU requant units pass RQ_FOLD and RQ.)
-template <class C, int FOLD = C::FOLD, int PE = C::PE>
+// The output beats of a layer whose PE requant lanes fold over its channels: lane p of fold f holds
+// channel f*PE + p. A beat holds GROUP folds (GROUP * PE channels: the output stream's fold; GROUP ==
+// FOLD: the whole pixel in one beat), GROUP dividing FOLD. Codes enter at the top of y and move down
+// PE codes per fold; a beat is written after its last fold (FOLD cycles per pixel). `next` also
+// advances the fold counter f and cbase = f*PE. (FOLD, PE and GROUP default to the layer's; time-shared
+// MVU requant units pass RQ_FOLD, RQ and their OUT_GROUP.)
+template <class C, int FOLD = C::FOLD, int PE = C::PE, int GROUP = C::OUT_GROUP>
 struct FoldedBeat {
-    static const int Y_BITS = FOLD * PE * C::OUT_BITS;
+    static_assert(FOLD % GROUP == 0, "an output beat holds whole folds, the same number in every beat");
+    static const int Y_BITS = GROUP * PE * C::OUT_BITS;
     static const int O_BITS = C::out_beat_t::width < Y_BITS ? C::out_beat_t::width : Y_BITS;
     ap_uint<Y_BITS> y;
+    int g;  // the fold within the beat
 
-    FoldedBeat() : y(0) {}
+    FoldedBeat() : y(0), g(0) {}
 
     void put(int p, const ap_uint<C::OUT_BITS>& code) {
 #pragma HLS INLINE
@@ -94,12 +99,13 @@ struct FoldedBeat {
 
     void next(int& f, int& cbase, hls::stream<typename C::out_beat_t>& out) {
 #pragma HLS INLINE
-        if (f == FOLD - 1) {
+        if (g == GROUP - 1) {
             typename C::out_beat_t o = 0;
             o.range(O_BITS - 1, 0) = y.range(O_BITS - 1, 0);
             out.write(o);
         }
-        if (FOLD > 1) y = y >> (PE * C::OUT_BITS);
+        if (GROUP > 1) y = y >> (PE * C::OUT_BITS);
+        step<GROUP>(g);
         if (step<FOLD>(f)) {
             cbase = 0;
         } else {

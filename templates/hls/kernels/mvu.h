@@ -11,7 +11,8 @@
 //   - the requant epilogue (RQ == PE) is inside the pipeline: on the last step of fold nf every PE
 //     lane requantizes its channel nf*PE + p with parameters read from [FOLD_O][PE] ROMs at the fold
 //     counter (one requant unit per lane, time-shared over the output channels), and the codes are
-//     shifted into the output beat, written after the last fold;
+//     shifted into the output beat, written after its last fold (OUT_GROUP folds a beat: the output
+//     stream's fold is OUT_GROUP * PE channels, or OUT_GROUP * RQ with time-shared units);
 //   - time-shared requant units (RQ < PE, hlsgen.hw.packing.requant_units: PE/RQ <= TAPS*FOLD_I):
 //     the last step of a fold hands its PE accumulators (and their skip codes) to a second process,
 //     mvu_requant, whose II=1 loop requantizes RQ channels a cycle (PE/RQ cycles per fold, hidden
@@ -36,7 +37,7 @@
 //   M1, S1 [M1_FOLD][RQ], MN1 [MN1_FOLD][RQ], B2 [B2_FOLD][RQ]: the two-step epilogue (epilogue.h);
 //   a FOLD of 1 (a dummy row) where the layer has none (RQ = PE, RQ_FOLD = FOLD_O without sharing).
 //
-// Config C: TAPS, OUT_PIXELS, CIN, COUT, GROUPS, CIN_G, COUT_G, PE, SIMD, FOLD_O, FOLD_I, WORDS, RQ, RQ_FOLD,
+// Config C: TAPS, OUT_PIXELS, CIN, COUT, GROUPS, CIN_G, COUT_G, PE, SIMD, FOLD_O, FOLD_I, WORDS, RQ, RQ_FOLD, OUT_GROUP,
 //           PACK, IN_BITS, IN_SIGNED, W_BITS, ACC_BITS, MULT_BITS, SKIP_MULT_BITS, OUT_BITS, ZP, LO,
 //           HI, ROUNDING, HAS_MULT_NEG, RESIDUAL, SKIP_ZP, SKIP_BITS, SKIP_SIGNED, MN_FOLD, SM_FOLD,
 //           TWO_STEP, MID_*, HAS_MID_NEG, HAS_POST_BIAS, POST_BIAS_BITS, M1_FOLD, MN1_FOLD, B2_FOLD
@@ -121,7 +122,7 @@ void mvu_core(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::sk
     typedef typename C::in_beat_t in_beat_t;
     typedef typename code_type<C::IN_BITS, C::IN_SIGNED>::t x_t;
     typedef typename code_type<C::SKIP_BITS, C::SKIP_SIGNED>::t skip_t;
-    static const int Y_BITS = C::FOLD_O * C::PE * C::OUT_BITS;
+    static const int Y_BITS = C::OUT_GROUP * C::PE * C::OUT_BITS;  // one output beat: OUT_GROUP folds
     static const int O_BITS = C::out_beat_t::width < Y_BITS ? C::out_beat_t::width : Y_BITS;
     static const int SK_BITS = C::skip_beat_t::width;
     static const int TOTAL = C::OUT_PIXELS * C::FOLD_O * C::TAPS * C::FOLD_I;
@@ -137,6 +138,7 @@ void mvu_core(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::sk
     typename C::skip_beat_t sk = 0;       // the pixel's skip beat, shifted by PE channels per fold
     ap_uint<Y_BITS> y = 0;                // output codes, shifted in PE channels per fold
     int nf = 0, t = 0, sf = 0;            // fold counters (wrap)
+    int g = 0;                            // the output fold within its beat
     int wbase = 0, obase = 0, kbase = 0;  // W column of the word, first lane's channel, k of s = 0
 STEP:
     for (int i = 0; i < TOTAL; i++) {
@@ -194,12 +196,13 @@ STEP:
         if (last) {
             if (SHARED) out.write(hand);
             if (C::RESIDUAL && SK_BITS > C::PE * C::SKIP_BITS) sk = sk >> (C::PE * C::SKIP_BITS);
-            if (!SHARED && nf == C::FOLD_O - 1) {
+            if (!SHARED && g == C::OUT_GROUP - 1) {
                 typename C::out_beat_t o = 0;
                 o.range(O_BITS - 1, 0) = y.range(O_BITS - 1, 0);
                 out.write(o);
             }
-            if (C::FOLD_O > 1) y = y >> (C::PE * C::OUT_BITS);
+            if (!SHARED) step<C::OUT_GROUP>(g);
+            if (C::OUT_GROUP > 1) y = y >> (C::PE * C::OUT_BITS);
         }
         // counters: sf, then t, then nf wrap; the word counter follows (nf, t, sf)
         if (wbase == (C::WORDS - 1) * C::SIMD) {
@@ -236,7 +239,7 @@ void mvu_requant(hls::stream<typename C::hand_t>& hand, hls::stream<typename C::
     static const int QF = C::PE / C::RQ;
     static const int LB = C::ACC_BITS + (C::RESIDUAL ? C::SKIP_BITS : 0);
     typename C::hand_t held = 0;  // the fold's lanes not yet requantized, lowest first
-    FoldedBeat<C, C::RQ_FOLD, C::RQ> beat;
+    FoldedBeat<C, C::RQ_FOLD, C::RQ, C::OUT_GROUP> beat;
     int f = 0, q = 0, cbase = 0;
 REQUANT:
     for (int i = 0; i < C::OUT_PIXELS * C::RQ_FOLD; i++) {

@@ -32,14 +32,14 @@ def first_mismatch(info: StreamInfo, index: int, got: int | None, expected: int)
     """None when the beats are equal, else the first channel that differs."""
     if got == expected:
         return None
-    frame, pixel = info.locate(index)
-    for c in range(info.channels):
+    frame, pixel, base = info.locate(index)
+    for c in range(info.beat_channels):
         want = info.channel(expected, c)
         have = None if got is None or got == UNKNOWN else info.channel(got, c)
         if have != want:
-            return Mismatch(info.name, index, frame, pixel, c, have, want)
+            return Mismatch(info.name, index, frame, pixel, base + c, have, want)
     # equal channels but different beats: bits above the last channel (AXI byte padding)
-    return Mismatch(info.name, index, frame, pixel, info.channels, None, 0)
+    return Mismatch(info.name, index, frame, pixel, base + info.beat_channels, None, 0)
 
 
 class Scoreboard:

@@ -1,6 +1,8 @@
 """The frozen test vectors of OUT/vectors/ (meta.json + one hex beat per line), read without hlsgen.
 
-A beat is one pixel: channel c's code (two's complement, `bits` wide) sits at bits [c*bits, (c+1)*bits).
+A beat holds `fold` channels of one pixel (the pixel's ceil(channels/fold) beats are consecutive, the last
+zero-padded): channel f*fold + c of the pixel's beat f (two's complement, `bits` wide) sits at bits
+[c*bits, (c+1)*bits).
 """
 
 from __future__ import annotations
@@ -22,20 +24,32 @@ class StreamInfo:
     file: str
     layer: str = ""
     node: str = ""
+    fold: int = 0  # channels per beat (0: all)
 
     @classmethod
     def from_meta(cls, m: dict[str, Any], file: str) -> StreamInfo:
         return cls(m["name"], m["beats_per_frame"], m["channels"], m["bits"], m["signed"], m["beat_bits"],
-                   file, m.get("layer", ""), m.get("node", ""))
+                   file, m.get("layer", ""), m.get("node", ""), m.get("fold", m["channels"]))
+
+    @property
+    def beat_channels(self) -> int:
+        return self.fold or self.channels
+
+    @property
+    def folds(self) -> int:
+        """Beats per pixel."""
+        return -(-self.channels // self.beat_channels)
 
     def channel(self, beat: int, c: int) -> int:
         """Code of channel c of a beat, as a signed or unsigned integer."""
         v = (beat >> (c * self.bits)) & ((1 << self.bits) - 1)
         return v - (1 << self.bits) if self.signed and v >> (self.bits - 1) else v
 
-    def locate(self, index: int) -> tuple[int, int]:
-        """(frame, pixel) of the index-th beat of a back-to-back run."""
-        return divmod(index, self.beats_per_frame)
+    def locate(self, index: int) -> tuple[int, int, int]:
+        """(frame, pixel, first channel) of the index-th beat of a back-to-back run."""
+        frame, beat = divmod(index, self.beats_per_frame)
+        pixel, fold = divmod(beat, self.folds)
+        return frame, pixel, fold * self.beat_channels
 
 
 @dataclass(frozen=True)
