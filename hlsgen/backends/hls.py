@@ -36,6 +36,7 @@ from hlsgen.config.hw import HwConfig
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.fifo import FIFO_MARGIN
 from hlsgen.hw.model import Dataflow, Layer, Stream
+from hlsgen.hw.stream_folds import WIDEST_BEAT
 from hlsgen.support.names import Namer
 
 GENERATED = {"src/top.cpp": "top.cpp.j2", "src/top.h": "top.h.j2", "src/params.h": "params.h.j2",
@@ -204,7 +205,7 @@ def hls_context(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
 
 
 VECTORS = "vectors"  # the test-bench copy of ../vectors the tools make (tb.file / add_files -tb), passed as argv
-MAX_BEAT_BITS = 4096  # Vitis HLS: the widest ap_uint a stream or a register can hold (AP_INT_MAX_W)
+MAX_BEAT_BITS = WIDEST_BEAT  # Vitis HLS: the widest ap_uint a stream or a register can hold (AP_INT_MAX_W)
 
 
 def check_beat_widths(df: Dataflow, codes: list[LayerCode]) -> None:

@@ -95,7 +95,9 @@ def _stream(df: Dataflow, s: Stream) -> dict[str, Any]:
 def _unit_context(u: Unit, lay: Layer, df: Dataflow, edge_of: dict[tuple[str, str, int], str]) -> dict[str, Any]:
     skip = edge_of[(lay.inputs[1], lay.name, 1)] if len(lay.inputs) > 1 else None
     bits = {p.name: p.value for p in u.params if p.name in ("SKB", "BB")}
-    tie = int(bits.get("SKB", bits.get("BB", 0))) * df.streams[lay.output].fold  # unused 2nd input
+    # an unused second input: hg_mvu's skip port holds a pixel, hg_eltwise's b port a beat of the input
+    lanes = df.streams[lay.output].channels if u.module == "hg_mvu" else df.streams[lay.inputs[0]].fold
+    tie = int(bits.get("SKB", bits.get("BB", 0))) * lanes
     return {"name": u.name, "kind": lay.kind, "node": lay.node, "module": u.module, "cycles": lay.cycles,
             "layer_module": layer_module(df.top, u.name), "in_width": _width(df.streams[lay.inputs[0]]),
             "skip_width": _width(df.streams[lay.inputs[1]]) if skip else 0,

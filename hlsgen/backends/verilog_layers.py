@@ -161,6 +161,8 @@ def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
               Param("WB", p.weight_bits), Param("ACCB", int(p.acc_bits or 32)), flag("PACK", pack),
               flag("LUTMUL", lut_multipliers(layer)),
               Param("MEM_FILE", mem), *_mvu_epilogue(layer, df, nf * pe, _pack_bias_offset(layer, x, pack))]
+    if out.fold < cout:  # a folded output stream: groups of RQ requant lanes a beat (hg_collect)
+        params += [Param("OBG", out.fold // requant_units(layer, x)), Param("OUTW", out.data_bits)]
     return Unit(layer.name, "hg_mvu", window, x.channels * x.bits, tuple(params), mem, tuple(words))
 
 
@@ -260,6 +262,8 @@ def _eltwise_params(layer: Layer, df: Dataflow, a_stream: Stream) -> list[Param]
     shift = per_channel(a["shift"], c)
     common = [Param("C", c), Param("PE", layer.pe), Param("AB", a_stream.bits), flag("A_SIGNED", a_stream.signed),
               *_requant_common(p.requant, out, shift), vector("SHIFT", shift, shift_bits(shift))]
+    if a_stream.fold < c or out.fold < c:  # folded streams: channels a beat
+        common += [Param("FI", a_stream.fold), Param("FO", out.fold)]
     if isinstance(p, AddParams):
         b = df.streams[layer.inputs[1]]
         am, bm = per_channel(a["a_mult"], c), per_channel(a["b_mult"], c)

@@ -1,11 +1,15 @@
 """Stream folds: how many channels each stream carries per beat, and the converters between them.
 
-A unit states, through its kind's `stream_folds` hook (hw/layers/), the fold it reads on each input,
-given the folds that arrive, and the fold it writes. A stream takes its producer's fold (the network
-input: the fold of its port); where a reader wants another fold, a converter layer (hw/layers/
-convert.py) is inserted in front of it, one per (stream, fold) however many readers want that fold.
-The network outputs leave at the fold of their ports. Runs after the folding search, so every unit's
-PE and SIMD are known.
+Each unit kind (hw/layers/) tells the folds it can write (`out_folds`, best first; the whole pixel is
+always among them) and read on each input (`in_folds`). A stream takes the first fold its producer can
+write that every reader can read, so no converter is needed (a matrix-vector layer feeding an element-
+wise one streams a beat of its requant units per fold, where a window generator behind it gets whole
+pixels, assembled by the producer as before). Where no such fold exists, the stream carries whole
+pixels; if a whole pixel is wider than WIDEST_BEAT bits, it carries the producer's first fold instead,
+and every reader that cannot read it gets a converter (hw/layers/convert.py) in front of it, one per
+(stream, fold) however many readers want that fold. An add reads both inputs at one fold. The network
+input arrives and the outputs leave as whole pixels. Runs after the folding search, so every unit's
+PE, SIMD and requant units are known.
 """
 
 from __future__ import annotations
@@ -18,12 +22,20 @@ from hlsgen.hw.layers.convert import converter
 from hlsgen.hw.model import Layer, Stream
 from hlsgen.support.names import Namer
 
+WIDEST_BEAT = 4096  # bits: the widest stream Vitis HLS takes (AP_INT_MAX_W)
+
 
 def fold_streams(layers: tuple[Layer, ...], streams: Mapping[str, Stream], first: Stream,
                  outputs: tuple[Stream, ...], namer: Namer,
                  ) -> tuple[tuple[Layer, ...], dict[str, Stream], Stream, tuple[Stream, ...]]:
     """Layers with converters inserted, every stream at its fold, the input and the outputs."""
     folded = dict(streams)  # by name; a layout op's output keeps its source's name (hw/dataflow.relayout)
+    producers = {lay.output: lay for lay in layers}
+    for name in [lay.output for lay in layers]:
+        lay = producers[name]
+        can = MODULES[lay.kind].out_folds(lay, folded[lay.inputs[0]], streams[name])
+        folded[name] = replace(streams[name], fold=_choose(can, _readers(name, layers, streams, outputs),
+                                                          streams[name].bits))
     made: dict[tuple[str, int], Stream] = {}  # (stream, fold) -> converted stream
     result: list[Layer] = []
 
@@ -37,10 +49,29 @@ def fold_streams(layers: tuple[Layer, ...], streams: Mapping[str, Stream], first
         return made[(s.name, fold)]
 
     for lay in layers:
-        arriving = tuple(folded[s] for s in lay.inputs)
-        in_folds, out_fold = MODULES[lay.kind].stream_folds(lay, arriving, streams[lay.output])
-        ins = tuple(at_fold(s, f, lay.node) for s, f in zip(arriving, in_folds, strict=True))
-        folded[lay.output] = replace(streams[lay.output], fold=out_fold)
+        arriving = [folded[s] for s in lay.inputs]
+        wanted = [s.fold if s.fold in MODULES[lay.kind].in_folds(lay, i, s) else
+                  MODULES[lay.kind].in_folds(lay, i, s)[0] for i, s in enumerate(arriving)]
+        if len(set(wanted)) > 1:  # two inputs read alike (an add): both whole pixels
+            wanted = [s.channels for s in arriving]
+        ins = [at_fold(s, f, lay.node) for s, f in zip(arriving, wanted, strict=True)]
         result.append(replace(lay, inputs=tuple(s.name for s in ins)))
-    outs = tuple(at_fold(folded[o.name], o.fold, "") for o in outputs)
+    outs = tuple(at_fold(folded[o.name], o.channels, "") for o in outputs)
     return tuple(result), folded, first, outs
+
+
+def _readers(name: str, layers: tuple[Layer, ...], streams: Mapping[str, Stream],
+             outputs: tuple[Stream, ...]) -> list[tuple[int, ...]]:
+    """The folds each reader of stream `name` can take."""
+    s = streams[name]
+    can = [MODULES[lay.kind].in_folds(lay, i, s) for lay in layers for i, n in enumerate(lay.inputs) if n == name]
+    return can + [(s.channels,) for o in outputs if o.name == name]
+
+
+def _choose(can_write: tuple[int, ...], readers: list[tuple[int, ...]], bits: int) -> int:
+    """The first fold every reader takes, else whole pixels if they fit WIDEST_BEAT, else the first."""
+    common = [f for f in can_write if all(f in r for r in readers)]
+    if common:
+        return common[0]
+    whole = max(can_write)
+    return can_write[0] if whole * bits > WIDEST_BEAT else whole

@@ -93,9 +93,20 @@ def one_form(layer: Layer, hw: HwConfig) -> list[tuple[int, int]]:
 
 
 # ---- stream folds (hw/stream_folds.py) ----------------------------------------------------------------
-def whole_pixels(layer: Layer, ins: tuple[Stream, ...], out: Stream) -> tuple[tuple[int, ...], int]:
-    """A unit that reads and writes one pixel per beat: the folds it takes on each input and gives."""
-    return tuple(s.channels for s in ins), out.channels
+def whole_pixel_out(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
+    """The folds a unit can write, best first: here only whole pixels (one pixel per beat)."""
+    return (out.channels,)
+
+
+def whole_pixel_in(layer: Layer, index: int, s: Stream) -> tuple[int, ...]:
+    """The folds a unit can read on input `index` (stream `s`): here only whole pixels."""
+    return (s.channels,)
+
+
+def lane_folds(channels: int, lanes: int) -> tuple[int, ...]:
+    """A unit of `lanes` lanes over `channels` channels writes (or reads) a beat of its lanes per fold,
+    or the whole pixel."""
+    return (lanes, channels) if lanes < channels else (channels,)
 
 
 # ---- dependencies (hw/fifo.py) -------------------------------------------------------------------------

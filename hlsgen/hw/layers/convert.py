@@ -38,7 +38,9 @@ def cycles(layer: Layer, x: Stream, out: Stream) -> int:
     return max(step.cycles(x.pixels) for step in params_of(layer).steps)
 
 
-def stream_folds(layer: Layer, ins: tuple[Stream, ...], out: Stream) -> tuple[tuple[int, ...], int]:
-    """A converter keeps the folds it was made for."""
-    p = params_of(layer)
-    return (p.in_fold,), p.out_fold
+def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
+    return (params_of(layer).out_fold,)
+
+
+def in_folds(layer: Layer, index: int, s: Stream) -> tuple[int, ...]:
+    return (params_of(layer).in_fold,)

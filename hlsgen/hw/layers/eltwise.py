@@ -19,6 +19,7 @@ from hlsgen.hw.layers.common import (
     Lowered,
     array_mult_bits,
     int_arrays,
+    lane_folds,
     lane_options,
     no_features,
     no_macs,
@@ -26,7 +27,6 @@ from hlsgen.hw.layers.common import (
     requant_of,
     require_canonical,
     same_pixel,
-    whole_pixels,
 )
 from hlsgen.hw.model import Kind, Layer, Stream
 from hlsgen.hw.params import AddParams, RequantParams
@@ -34,7 +34,6 @@ from hlsgen.ir import Graph, Node, Op
 
 OPS = (Op.QADD, Op.QREQUANT)
 KINDS = (Kind.ADD, Kind.REQUANT)
-stream_folds = whole_pixels
 last_input_pixel = same_pixel
 features, mac_dsp, memories = no_features, no_macs, no_memories
 
@@ -68,3 +67,13 @@ def requant_shape(layer: Layer, x: Stream) -> RequantShape:
     """PE requant lanes; an add's take its second input too."""
     return RequantShape(layer.pe, x.bits + 2, array_mult_bits(layer, "mult", "mult_neg", "a_mult", "b_mult"),
                         second_operand=layer.kind == Kind.ADD)
+
+
+def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
+    """PE channels a beat (one requant fold), or the whole pixel."""
+    return lane_folds(out.channels, layer.pe)
+
+
+def in_folds(layer: Layer, index: int, s: Stream) -> tuple[int, ...]:
+    """PE channels a beat (one fold's operands), or the whole pixel; an add's two inputs alike."""
+    return lane_folds(s.channels, layer.pe)

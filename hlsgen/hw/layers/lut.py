@@ -7,14 +7,23 @@ import numpy as np
 
 from hlsgen.devices.families import Family
 from hlsgen.hw.cost import NONE, Resources, rom
-from hlsgen.hw.layers.common import Lowered, no_features, no_macs, no_requant, one_form, same_pixel, whole_pixels
+from hlsgen.hw.layers.common import (
+    Lowered,
+    no_features,
+    no_macs,
+    no_requant,
+    one_form,
+    same_pixel,
+    whole_pixel_in,
+    whole_pixel_out,
+)
 from hlsgen.hw.model import Kind, Layer, Stream
 from hlsgen.hw.params import LutParams
 from hlsgen.ir import Graph, Node, Op
 
 OPS = (Op.QLUT,)
 KINDS = (Kind.LUT,)
-stream_folds = whole_pixels
+out_folds, in_folds = whole_pixel_out, whole_pixel_in
 options = one_form
 last_input_pixel = same_pixel
 requant_shape, features, mac_dsp = no_requant, no_features, no_macs

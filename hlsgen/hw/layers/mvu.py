@@ -30,8 +30,9 @@ from hlsgen.hw.layers.common import (
     Lowered,
     check_override,
     lane_counts,
+    lane_folds,
     whole_frame,
-    whole_pixels,
+    whole_pixel_in,
     window_buffer,
     window_last_pixel,
     window_of,
@@ -44,7 +45,7 @@ from hlsgen.numerics import signed_bits_for
 
 OPS = (Op.QCONV, Op.QGEMM)
 KINDS = (Kind.CONV, Kind.DWCONV, Kind.GEMM)
-stream_folds = whole_pixels
+in_folds = whole_pixel_in
 LUT_WEIGHT_BITS = 4  # weights this narrow multiply as shift-adds in LUTs (DSPs are the scarce resource)
 HANDOFF_MAX_BITS = 4096  # time-shared requant units take a fold's accumulators (and skip codes) in one beat
 
@@ -262,3 +263,8 @@ def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
             "sel_bits": m.pe * m.simd * x.bits if folds > 1 else 0.0,
             "mux_bits": m.simd * x.bits * (m.sf - 1) if layer.kind != Kind.DWCONV else m.pe * x.bits * (m.nf - 1),
             "lutmul_bits": m.pe * m.simd * p.weight_bits * x.bits if lut_multipliers(layer) else 0.0}
+
+
+def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
+    """A beat of the R requant units per fold (requant_units), or the whole pixel (hg_collect, FoldedBeat)."""
+    return lane_folds(out.channels, requant_units(layer, x))

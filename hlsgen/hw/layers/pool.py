@@ -21,7 +21,8 @@ from hlsgen.hw.layers.common import (
     no_macs,
     one_form,
     requant_of,
-    whole_pixels,
+    whole_pixel_in,
+    whole_pixel_out,
     window_buffer,
     window_last_pixel,
     window_of,
@@ -33,7 +34,7 @@ from hlsgen.ir import Graph, Node, Op
 
 OPS = (Op.QMAXPOOL, Op.QAVGPOOL)
 KINDS = (Kind.MAXPOOL, Kind.AVGPOOL)
-stream_folds = whole_pixels
+out_folds, in_folds = whole_pixel_out, whole_pixel_in
 mac_dsp = no_macs
 
 

@@ -8,13 +8,21 @@ import numpy as np
 
 from hlsgen.devices.families import Family
 from hlsgen.hw.cost import NONE, Resources, memory
-from hlsgen.hw.layers.common import no_features, no_macs, no_requant, one_form, whole_frame, whole_pixels
+from hlsgen.hw.layers.common import (
+    no_features,
+    no_macs,
+    no_requant,
+    one_form,
+    whole_frame,
+    whole_pixel_in,
+    whole_pixel_out,
+)
 from hlsgen.hw.model import Kind, Layer, Stream
 from hlsgen.hw.params import ReorderParams
 
 OPS = ()
 KINDS = (Kind.REORDER,)
-stream_folds = whole_pixels
+out_folds, in_folds = whole_pixel_out, whole_pixel_in
 options = one_form
 last_input_pixel = whole_frame
 requant_shape, features, mac_dsp = no_requant, no_features, no_macs

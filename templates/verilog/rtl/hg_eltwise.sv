@@ -4,7 +4,9 @@
 //   requant (HAS_B = 0): v = (a - a_zp[c]) * a_mult[c]   (a_mult_neg[c] where negative, HAS_NEG)
 // then y = clamp(ZP + round_shift(v, shift[c]), LO, HI) (hg_requant). Per-tensor parameters are
 // given once per channel; a lane reads its channel's parameters from a small ROM indexed by the fold.
-// The input beat is taken in the last fold. Pipeline: 2 requant stages -> output collector.
+// The input beat is taken in its last fold. Folded streams (FI, FO < C channels a beat, multiples of
+// PE dividing NF*PE): an input beat serves FI/PE folds, an output beat collects FO/PE.
+// Pipeline: 2 requant stages -> output collector.
 module hg_eltwise #(
     parameter int C = 4, parameter int PE = 4,
     parameter int AB = 8, parameter bit A_SIGNED = 1'b1,
@@ -17,17 +19,19 @@ module hg_eltwise #(
     parameter logic [C*SMB-1:0] B_MULT = '0,
     parameter logic [C*SHB-1:0] SHIFT = '0,
     parameter logic [C*32-1:0] A_ZP = '0,
-    parameter logic [C*32-1:0] B_ZP = '0
+    parameter logic [C*32-1:0] B_ZP = '0,
+    // channels a beat: FI of each input, FO of the output (C: whole pixels; else a multiple of PE)
+    parameter int FI = C, parameter int FO = C
 ) (
     input  logic            clk,
     input  logic            rst_n,
-    input  logic [C*AB-1:0] a_data,
+    input  logic [FI*AB-1:0] a_data,
     input  logic            a_valid,
     output logic            a_ready,
-    input  logic [C*BB-1:0] b_data,
+    input  logic [FI*BB-1:0] b_data,
     input  logic            b_valid,
     output logic            b_ready,
-    output logic [C*OB-1:0] out_data,
+    output logic [FO*OB-1:0] out_data,
     output logic            out_valid,
     input  logic            out_ready
 );
@@ -40,8 +44,16 @@ module hg_eltwise #(
     assign en = !out_valid || out_ready;
     assign last = nf == LNF[NB-1:0];
     assign fire = en && a_valid && (!HAS_B || b_valid);
-    assign a_ready = en && (!HAS_B || b_valid) && last;
-    assign b_ready = HAS_B && en && a_valid && last;
+    // an input beat is taken in its last fold: the pixel's last, or every FI/PE folds of a folded stream
+    logic beat_done;
+    always_comb begin
+        beat_done = last;
+        if (FI < C)
+            for (int k = 0; k < NF; k++)
+                if ({{(32 - NB){1'b0}}, nf} == k && k % (FI / PE) == FI / PE - 1) beat_done = 1'b1;
+    end
+    assign a_ready = en && (!HAS_B || b_valid) && beat_done;
+    assign b_ready = HAS_B && en && a_valid && beat_done;
 
     always_ff @(posedge clk) begin
         if (!rst_n) begin
@@ -81,11 +93,11 @@ module hg_eltwise #(
             {ca, cb} = '0;
             for (int k = 0; k < NF; k++) begin
                 if ({{(32 - NB){1'b0}}, nf} == k && k * PE + p < C) begin
-                    ca = {{2{(A_SIGNED ? a_data[((k * PE + p) % C) * AB + AB - 1] : 1'b0)}},
-                          a_data[((k * PE + p) % C) * AB +: AB]};
+                    ca = {{2{(A_SIGNED ? a_data[((k * PE + p) % FI) * AB + AB - 1] : 1'b0)}},
+                          a_data[((k * PE + p) % FI) * AB +: AB]};
                     if (HAS_B)
-                        cb = {{2{(B_SIGNED ? b_data[((k * PE + p) % C) * BB + BB - 1] : 1'b0)}},
-                              b_data[((k * PE + p) % C) * BB +: BB]};
+                        cb = {{2{(B_SIGNED ? b_data[((k * PE + p) % FI) * BB + BB - 1] : 1'b0)}},
+                              b_data[((k * PE + p) % FI) * BB +: BB]};
                 end
             end
             xa = ca - za[XA-1:0];
@@ -99,7 +111,8 @@ module hg_eltwise #(
         );
     end
 
-    hg_collect #(.GROUP(PE * OB), .NF(NF), .NB(NB), .OUTW(C * OB)) u_out (
+    hg_collect #(.GROUP(PE * OB), .NF(NF), .NB(NB), .OUTW(FO * OB), .BG(FO < C ? FO / PE : NF),
+                 .LASTW((C - (NF - 1) * PE) * OB)) u_out (
         .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v2), .nf(nf2), .in_data(y2),
         .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready)
     );

@@ -49,7 +49,9 @@ module hg_mvu #(
     parameter logic [NF*PE*MB1-1:0] MULT1 = '0,
     parameter logic [NF*PE*MB1-1:0] MULT1_NEG = '0,
     parameter logic [NF*PE*SHB1-1:0] SHIFT1 = '0,
-    parameter logic [NF*PE*PBB-1:0] POST_BIAS = '0
+    parameter logic [NF*PE*PBB-1:0] POST_BIAS = '0,
+    // the output stream: OBG groups of RQ channels a beat (OBG = NF*PE/RQ: the whole pixel), OUTW bits
+    parameter int OBG = NF * (PE / RQ), parameter int OUTW = COUT * OB
 ) (
     input  logic                clk,
     input  logic                rst_n,
@@ -59,7 +61,7 @@ module hg_mvu #(
     input  logic [COUT*SKB-1:0] skip_data,
     input  logic                skip_valid,
     output logic                skip_ready,
-    output logic [COUT*OB-1:0]  out_data,
+    output logic [OUTW-1:0]     out_data,
     output logic                out_valid,
     input  logic                out_ready
 );
@@ -341,7 +343,8 @@ module hg_mvu #(
 
     assign v_out = TWO_STEP ? v7 : v5;  // the lanes' latency: 2 stages, 4 with TWO_STEP
     assign nf_out = TWO_STEP ? nf7 : nf5;
-    hg_collect #(.GROUP(RQ * OB), .NF(NFQ), .NB(NQB), .OUTW(COUT * OB)) u_collect (
+    hg_collect #(.GROUP(RQ * OB), .NF(NFQ), .NB(NQB), .OUTW(OUTW), .BG(OBG),
+                 .LASTW((COUT - (NFQ - 1) * RQ) * OB)) u_collect (
         .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v_out), .nf(nf_out), .in_data(y5),
         .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready)
     );
