@@ -57,7 +57,7 @@ MID_BITS = 8  # the fold change's intermediate stream (6-bit sub-beats)
 DRIVER = r"""
 #include <cstdio>
 #include <cstring>
-#include "kernels/dwc.h"
+#include "kernels/hlsgen_kernels.h"  // all kernels: dwc.h clashes with none
 
 // A beat as hexadecimal digits, most significant first.
 template <int N>
