@@ -42,7 +42,7 @@ from typing import Literal
 
 import numpy as np
 
-Kind = Literal["split", "join"]
+ConvertKind = Literal["split", "join"]
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -53,7 +53,7 @@ def _ceil_div(a: int, b: int) -> int:
 class Convert:
     """One primitive: `kind` over sub-beats of `w` bits, groups of `s` sub-beats, `k` sub-beats per wide beat."""
 
-    kind: Kind
+    kind: ConvertKind
     w: int
     s: int
     k: int

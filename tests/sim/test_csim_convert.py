@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from hlsgen.backends.render import TEMPLATES
-from hlsgen.hw.convert import Convert, Kind, apply, fold_beats, fold_change
+from hlsgen.hw.convert import Convert, ConvertKind, apply, fold_beats, fold_change
 from hlsgen.tools.csim_build import BASE_FLAGS, WARNINGS, compiler, header_dir
 
 FRAMES = 2  # calls of each kernel
@@ -36,7 +36,7 @@ class Case:
     wrong: tuple[Convert, ...]  # the negative control's reference
 
 
-def _case(name: str, kind: Kind, w: int, s: int, k: int, groups: int, in_bits: int, out_bits: int,
+def _case(name: str, kind: ConvertKind, w: int, s: int, k: int, groups: int, in_bits: int, out_bits: int,
           wrong_s: int, wrong_k: int) -> Case:
     return Case(name, (Convert(kind, w, s, k),), groups, in_bits, out_bits, (Convert(kind, w, wrong_s, wrong_k),))
 
