@@ -119,6 +119,8 @@ def _summary(layer: Layer) -> str:
         return f"{layer.kind} {w.kernel} stride {w.strides} pads {w.pads}"
     if isinstance(p, ReorderParams):
         return f"reorder {p.elements} codes: {p.in_pixels}x{p.in_c} -> {p.out_pixels}x{p.out_c}"
+    if isinstance(p, ConvertParams):
+        return f"convert {p.channels} channels from {p.in_fold} to {p.out_fold} a beat"
     assert isinstance(p, AddParams | RequantParams | LutParams)
     return f"{layer.kind}, {p.channels} channels"
 

@@ -266,5 +266,10 @@ def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
 
 
 def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
-    """A beat of the R requant units per fold (requant_units), or the whole pixel (hg_collect, FoldedBeat)."""
-    return lane_folds(out.channels, requant_units(layer, x))
+    """A beat of the R requant units per fold (requant_units), or the whole pixel (hg_collect, FoldedBeat);
+    R channels a beat only where the units' folds are the stream's, ceil(Cout/R) of them (time-shared
+    units of a last PE fold with R or more padding lanes would write beats of padding only)."""
+    r = requant_units(layer, x)
+    if math.ceil(out.channels / layer.pe) * layer.pe // r != math.ceil(out.channels / r):
+        return (out.channels,)
+    return lane_folds(out.channels, r)

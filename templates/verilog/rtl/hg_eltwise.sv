@@ -111,8 +111,9 @@ module hg_eltwise #(
         );
     end
 
+    localparam int LASTW = FO < C ? (C - (NF - 1) * PE) * OB : PE * OB;  // folded: zeros beyond C
     hg_collect #(.GROUP(PE * OB), .NF(NF), .NB(NB), .OUTW(FO * OB), .BG(FO < C ? FO / PE : NF),
-                 .LASTW((C - (NF - 1) * PE) * OB)) u_out (
+                 .LASTW(LASTW)) u_out (
         .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v2), .nf(nf2), .in_data(y2),
         .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready)
     );

@@ -343,8 +343,9 @@ module hg_mvu #(
 
     assign v_out = TWO_STEP ? v7 : v5;  // the lanes' latency: 2 stages, 4 with TWO_STEP
     assign nf_out = TWO_STEP ? nf7 : nf5;
-    hg_collect #(.GROUP(RQ * OB), .NF(NFQ), .NB(NQB), .OUTW(OUTW), .BG(OBG),
-                 .LASTW((COUT - (NFQ - 1) * RQ) * OB)) u_collect (
+    // a folded output (OBG < NFQ, where NFQ = ceil(COUT/RQ)): the last group's lanes beyond COUT are zeros
+    localparam int LASTW = OBG < NFQ ? (COUT - (NFQ - 1) * RQ) * OB : RQ * OB;
+    hg_collect #(.GROUP(RQ * OB), .NF(NFQ), .NB(NQB), .OUTW(OUTW), .BG(OBG), .LASTW(LASTW)) u_collect (
         .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v_out), .nf(nf_out), .in_data(y5),
         .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready)
     );
