@@ -33,8 +33,8 @@ module rtl_convert_tb (
     output logic [13:0]   j6_out_data, output logic j6_out_valid, input  logic j6_out_ready,
     input  logic [19:0]   j7_in_data,  input  logic j7_in_valid,  output logic j7_in_ready,
     output logic [99:0]   j7_out_data, output logic j7_out_valid, input  logic j7_out_ready,
-    input  logic [11:0]   c_in_data,  input  logic c_in_valid,  output logic c_in_ready,
-    output logic [17:0]   c_out_data, output logic c_out_valid, input  logic c_out_ready
+    input  logic [11:0]   c_in_data,   input  logic c_in_valid,   output logic c_in_ready,
+    output logic [17:0]   c_out_data,  output logic c_out_valid,  input  logic c_out_ready
 );
     // K == 1: a pass-through with group bookkeeping
     hg_split #(.W(5), .S(3), .K(1)) u_s1 (.clk(clk), .rst_n(rst_n),
