@@ -170,7 +170,8 @@ def converter_calls(code: LayerCode, df: Dataflow, layer: Layer, w: Wiring, src:
         in_bits = x.beat_bits if i == 0 else code.steps[0]["w"]
         out_bits = out.beat_bits if last else st["w"]
         calls.append({"func": st["func"], "targs": [str(v) for v in (st["w"], st["s"], st["k"], x.pixels, in_bits,
-                                                                     out_bits)], "args": [src, to]})
+                                                                     out_bits)], "args": [src, to],
+                      "layer": layer.name})
         src = to
     return calls
 
@@ -245,7 +246,7 @@ def rate_depths(df: Dataflow, codes: list[LayerCode]) -> dict[tuple[str, str], i
         layer = next(lay for lay in df.layers if lay.name == code.name)
         k = {c["name"]: c["value"] for c in code.consts}
         reads, emits = window_schedule({g: k[g] for g in GEOMETRY})
-        windows_after = int(emits[np.flatnonzero(reads)[-1] + 1:].sum()) / k["TAPS"]
+        windows_after = int(emits[np.flatnonzero(reads)[-1] + 1:].sum()) / (k["K_H"] * k["K_W"])  # beats a window
         tail = windows_after * layer.cycles / k["OUT_PIXELS"]
         src = layer.inputs[0]
         if src in producers:  # the network input may simply wait; a layer may not
@@ -267,7 +268,7 @@ def window_fifo_depth(code: LayerCode, layer: Layer) -> int:
     reads, emits = window_schedule({g: k[g] for g in GEOMETRY})
     fill = int(np.argmax(emits))  # read-only iterations before the first tap
     per_window = layer.cycles / k["OUT_PIXELS"]
-    return max(FIFO_MARGIN, k["TAPS"] * max(1, math.ceil(fill / per_window)))
+    return max(FIFO_MARGIN, k["K_H"] * k["K_W"] * max(1, math.ceil(fill / per_window)))  # beats a window
 
 
 GEOMETRY = ("IN_H", "IN_W", "K_H", "K_W", "STRIDE_H", "STRIDE_W", "DIL_H", "DIL_W", "PAD_T", "PAD_L", "PAD_B", "PAD_R",

@@ -18,6 +18,7 @@ import numpy as np
 
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.layers import mvu, pool
+from hlsgen.hw.layers.common import beat_window
 from hlsgen.hw.layers.mvu import hls_packs_pairs, hls_weight_rom, requant_units, weight_words
 from hlsgen.hw.model import MVU_KINDS, POOL_KINDS, Dataflow, Kind, Layer, Stream
 from hlsgen.hw.packing import code_range, folded, per_channel
@@ -145,13 +146,14 @@ def _window(code: LayerCode, layer: Layer, x: Stream) -> None:
     pad = p.x_zp if isinstance(p, AvgPoolParams) else p.pad_value if isinstance(p, MvuParams | MaxPoolParams) else None
     if not isinstance(pad, int):
         raise HlsgenError(f"layer {layer.name}: padding needs one integer code, got {pad!r}")
-    (kh, kw), (sh, sw), (dh, dw) = w.kernel, w.strides, w.dilations
-    t, left, b, r = w.pads
     code.window = needs_window(layer)
-    geo = dict(IN_H=w.in_h, IN_W=w.in_w, K_H=kh, K_W=kw, STRIDE_H=sh, STRIDE_W=sw, DIL_H=dh, DIL_W=dw,
-               PAD_T=t, PAD_L=left, PAD_B=b, PAD_R=r, OUT_H=w.out_h, OUT_W=w.out_w)
+    bw = beat_window(w, x.folds)  # the generator's view of a folded stream: a tap is x.folds beats
+    (kh, kw), (sh, sw), (dh, dw) = bw.kernel, bw.strides, bw.dilations
+    t, left, b, r = bw.pads
+    geo = dict(IN_H=bw.in_h, IN_W=bw.in_w, K_H=kh, K_W=kw, STRIDE_H=sh, STRIDE_W=sw, DIL_H=dh, DIL_W=dw,
+               PAD_T=t, PAD_L=left, PAD_B=b, PAD_R=r, OUT_H=bw.out_h, OUT_W=bw.out_w)
     nrows = line_buffer_rows(geo)
-    code.const(**geo, CIN=w.in_c, PAD_VALUE=pad, TAPS=kh * kw, OUT_PIXELS=w.out_h * w.out_w,
+    code.const(**geo, CIN=w.in_c, BEAT_C=x.fold, PAD_VALUE=pad, TAPS=w.taps, OUT_PIXELS=w.out_h * w.out_w,
                IN_PIXELS=w.in_h * w.in_w, NROWS=nrows, ROW0_SLOT=(-t) % nrows)
     if code.window:
         code.const(WIN_ITERS=len(window_schedule(geo)[0]))  # the loop's trip count without stalls
@@ -246,7 +248,7 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
                HAS_MULT_NEG=leaky, RESIDUAL=residual, MN_FOLD=rq_fold if leaky else 1,
                SM_FOLD=rq_fold if residual else 1,
                OUT_GROUP=lane_group(df.streams[layer.output], rq, rq_fold) if rq < pe else
-               lane_group(df.streams[layer.output], pe, fold_o))
+               lane_group(df.streams[layer.output], pe, fold_o), IN_FOLD=x.fold)
     skip = df.streams[layer.inputs[1]] if residual else x  # no residual: the input stands in (mvu.h)
     code.beat("skip_beat_t", skip)
     if rq < pe:  # the hand-off beat of mvu_core to mvu_requant: PE accumulators and skip codes

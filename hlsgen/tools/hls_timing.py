@@ -38,7 +38,7 @@ from hlsgen.hw.model import Dataflow
 
 MVU_KERNELS = ("conv_mvu", "conv_mvu_residual", "dense", "dwconv_mvu", "dwconv_mvu_residual", "mvu_shared",
                "mvu_shared_residual")
-DEPTH = {"mvu": 12, "window": 3, "pool": 3, "requant": 8, "fork": 1, "reorder": 3, "lut": 2}
+DEPTH = {"mvu": 12, "window": 3, "pool": 3, "requant": 8, "fork": 1, "reorder": 3, "lut": 2, "convert": 1}
 
 
 @dataclass
@@ -136,11 +136,13 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
         n = k["OUT_PIXELS"] * per_px
         i = np.arange(n)
         within = i % per_px
-        acc = [("r", args[0], np.flatnonzero(within < taps * sf)[::sf] if sf > 1 else np.flatnonzero(within < taps))]
+        folded_in = k["IN_FOLD"] < k["CIN"]  # one beat per step of the first output fold
+        acc = [("r", args[0], np.flatnonzero(within < taps * sf)[::1 if folded_in else sf])]
         if func.endswith("_residual"):
             acc.append(("r", args[1], _every(n, per_px, 0)))
         if not func.startswith("mvu_shared"):
-            acc.append(("w", args[-1], _every(n, per_px, per_px - 1)))
+            beat = taps * sf * k["OUT_GROUP"]  # steps per output beat
+            acc.append(("w", args[-1], _every(n, beat, beat - 1)))
             return [Process(f"{func}({layer})", layer, n, _ops(n, acc), DEPTH["mvu"])]
         # time-shared requant units: a hand-off beat per fold, PE/RQ requant cycles per fold
         hand, qf, rows = f"{layer}.hand", k["PE"] // k["RQ"], k["RQ_FOLD"]
@@ -148,7 +150,8 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
         m = k["OUT_PIXELS"] * rows
         return [Process(f"mvu_core({layer})", layer, n, _ops(n, acc), DEPTH["mvu"]),
                 Process(f"mvu_requant({layer})", layer, m,
-                        _ops(m, [("r", hand, _every(m, qf, 0)), ("w", args[-1], _every(m, rows, rows - 1))]),
+                        _ops(m, [("r", hand, _every(m, qf, 0)),
+                                 ("w", args[-1], _every(m, k["OUT_GROUP"], k["OUT_GROUP"] - 1))]),
                         DEPTH["requant"])]
     if func in ("maxpool", "global_maxpool"):
         taps, px = (k["TAPS"], k["OUT_PIXELS"]) if func == "maxpool" else (k["IN_PIXELS"], 1)
@@ -164,11 +167,12 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
                         _ops(n, [("r", args[0], np.arange(n)), ("w", sums, _every(n, taps, taps - 1))]), DEPTH["pool"]),
                 Process(f"requant_lanes({layer})", layer, px * fold,
                         _ops(px * fold, [("r", sums, _every(px * fold, fold, 0)),
-                                         ("w", args[1], _every(px * fold, fold, fold - 1))]), DEPTH["requant"])]
+                                         ("w", args[1], _every(px * fold, k["OUT_GROUP"], k["OUT_GROUP"] - 1))]),
+                        DEPTH["requant"])]
     if func in ("add_layer", "requant_layer"):
-        n, fold = k["PIXELS"] * k["FOLD"], k["FOLD"]
+        n, gi, go = k["PIXELS"] * k["FOLD"], k["IN_GROUP"], k["OUT_GROUP"]  # folds per input / output beat
         ins = args[:2] if func == "add_layer" else args[:1]
-        acc = [("r", s, _every(n, fold, 0)) for s in ins] + [("w", args[len(ins)], _every(n, fold, fold - 1))]
+        acc = [("r", s, _every(n, gi, 0)) for s in ins] + [("w", args[len(ins)], _every(n, go, go - 1))]
         return [Process(f"{func}({layer})", layer, n, _ops(n, acc), DEPTH["requant"])]
     if func == "lut_layer":
         n = k["PIXELS"]
@@ -181,6 +185,15 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
         return [Process(f"reorder({layer})", layer, n,
                         _ops(n, [("r", args[0], np.arange(n_in)), ("w", args[1], n_in + _every(n_el, oc, oc - 1))]),
                         DEPTH["reorder"])]
+    if func in ("split", "join"):  # dwc.h: one sub-beat per iteration, S of a group, GROUPS groups
+        w, sub, kk, groups = (k[n] for n in ("W", "S", "K", "GROUPS"))
+        n = sub * groups
+        wide = np.flatnonzero((np.arange(n) % sub) % kk == 0)  # the first sub-beat of each wide beat
+        ends = np.flatnonzero(((np.arange(n) % sub) % kk == kk - 1) | (np.arange(n) % sub == sub - 1))
+        every = np.arange(n)
+        moves = [("r", args[0], wide), ("w", args[1], every)] if func == "split" else \
+            [("r", args[0], every), ("w", args[1], ends)]
+        return [Process(f"{func}<{w},{sub},{kk}>({layer})", layer, n, _ops(n, moves), DEPTH["convert"])]
     raise ValueError(f"no timing model for kernel {func}")
 
 
@@ -198,6 +211,11 @@ def network_processes(df: Dataflow, hw: HwConfig) -> tuple[list[Process], dict[s
     for call in ctx["calls"]:
         if call["func"] in ("fork2", "axis_last"):
             procs += kernel_processes(call["func"], {"BEATS": int(call["targs"][0])}, call["args"], "")
+            continue
+        if call["func"] in ("split", "join"):
+            w, sub, kk, groups = (int(v) for v in call["targs"][:4])
+            procs += kernel_processes(call["func"], {"W": w, "S": sub, "K": kk, "GROUPS": groups}, call["args"],
+                                      call["layer"])
             continue
         layer, k = consts[call["targs"][0]]
         args = [a for a in call["args"] if a in fifos]

@@ -136,8 +136,23 @@ def window_rows(w: Window) -> int:
 
 
 def window_buffer(rows: int, x: Stream, family: Family) -> Resources:
-    """The line buffer of `rows` image rows of the input stream (hg_window, sliding_window.h)."""
-    return memory(rows * x.width, x.channels * x.bits, family)
+    """The line buffer of `rows` image rows of the input stream's beats (hg_window, sliding_window.h)."""
+    return memory(rows * x.width * x.folds, x.data_bits, family)
+
+
+def beat_window(w: Window, folds: int) -> Window:
+    """The window over a stream of `folds` beats a pixel, as the generator sees it: an image `folds`
+    times as wide whose window is `folds` times as wide, with strides and left/right padding in beats.
+    Its windows are the same (out_h x out_w) and a tap's folds are consecutive beats; it needs
+    dilation 1 along the width (or a kernel one column wide)."""
+    if folds == 1:
+        return w
+    (kh, kw), (sh, sw), (dh, dw) = w.kernel, w.strides, w.dilations
+    if dw != 1 and kw != 1:
+        raise HlsgenError(f"a window dilated {dw} along the width reads whole pixels, not {folds} beats a pixel")
+    t, left, b, r = w.pads
+    return Window((kh, kw * folds), (sh, sw * folds), (t, left * folds, b, r * folds), (dh, 1), w.in_h,
+                  w.in_w * folds, w.in_c, w.out_h, w.out_w, w.out_c)
 
 
 def no_requant(layer: Layer, x: Stream) -> RequantShape | None:

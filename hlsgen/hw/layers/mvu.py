@@ -32,7 +32,6 @@ from hlsgen.hw.layers.common import (
     lane_counts,
     lane_folds,
     whole_frame,
-    whole_pixel_in,
     window_buffer,
     window_last_pixel,
     window_of,
@@ -45,7 +44,6 @@ from hlsgen.numerics import signed_bits_for
 
 OPS = (Op.QCONV, Op.QGEMM)
 KINDS = (Kind.CONV, Kind.DWCONV, Kind.GEMM)
-in_folds = whole_pixel_in
 LUT_WEIGHT_BITS = 4  # weights this narrow multiply as shift-adds in LUTs (DSPs are the scarce resource)
 HANDOFF_MAX_BITS = 4096  # time-shared requant units take a fold's accumulators (and skip codes) in one beat
 
@@ -261,7 +259,8 @@ def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
             "mac_bits": m.pe * m.simd * (x.bits + p.weight_bits), "acc_bits": acc_bits,
             "hold_bits": 0.0 if requant_units(layer, x) == m.pe else acc_bits,
             "sel_bits": m.pe * m.simd * x.bits if folds > 1 else 0.0,
-            "mux_bits": m.simd * x.bits * (m.sf - 1) if layer.kind != Kind.DWCONV else m.pe * x.bits * (m.nf - 1),
+            "mux_bits": (0.0 if x.fold < x.channels else m.simd * x.bits * (m.sf - 1)) if layer.kind != Kind.DWCONV
+            else m.pe * x.bits * (m.nf - 1),  # a folded input brings its SIMD slice a beat: no slice mux
             "lutmul_bits": m.pe * m.simd * p.weight_bits * x.bits if lut_multipliers(layer) else 0.0}
 
 
@@ -273,3 +272,16 @@ def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
     if math.ceil(out.channels / layer.pe) * layer.pe // r != math.ceil(out.channels / r):
         return (out.channels,)
     return lane_folds(out.channels, r)
+
+
+def in_folds(layer: Layer, index: int, s: Stream) -> tuple[int, ...]:
+    """A dense conv or gemm reads its input SIMD channels a beat, one beat per step, where it folds its
+    inputs (SF > 1) and its window is not dilated along the width (common.beat_window); else, and for
+    the residual input, whole pixels."""
+    p = params_of(layer)
+    w = p.window
+    shared = layer.kind == Kind.GEMM or (layer.kind == Kind.CONV and p.group == 1)
+    plain = w is None or w.dilations[1] == 1 or w.kernel[1] == 1
+    if index == 0 and shared and plain and layer.simd < s.channels:
+        return layer.simd, s.channels
+    return (s.channels,)

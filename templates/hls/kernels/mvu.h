@@ -6,7 +6,8 @@
 //   - input: a tap's beat is read from the stream while nf == 0 (at sf == 0), as the sliding-window
 //     generator emits it, unpacked once into its CIN codes and kept in `window[TAPS][CIN]` for the
 //     folds nf > 0 (no read-then-compute); input fold sf takes codes kbase .. kbase+SIMD-1 (kbase a
-//     counter: sf*SIMD);
+//     counter: sf*SIMD). A folded input (IN_FOLD = SIMD < CIN, dense layers) brings those SIMD codes
+//     as one beat per step instead: FOLD_I beats a tap, read while nf == 0;
 //   - accumulators start at the bias on the first step of a fold (t == 0, sf == 0);
 //   - the requant epilogue (RQ == PE) is inside the pipeline: on the last step of fold nf every PE
 //     lane requantizes its channel nf*PE + p with parameters read from [FOLD_O][PE] ROMs at the fold
@@ -37,7 +38,7 @@
 //   M1, S1 [M1_FOLD][RQ], MN1 [MN1_FOLD][RQ], B2 [B2_FOLD][RQ]: the two-step epilogue (epilogue.h);
 //   a FOLD of 1 (a dummy row) where the layer has none (RQ = PE, RQ_FOLD = FOLD_O without sharing).
 //
-// Config C: TAPS, OUT_PIXELS, CIN, COUT, GROUPS, CIN_G, COUT_G, PE, SIMD, FOLD_O, FOLD_I, WORDS, RQ, RQ_FOLD, OUT_GROUP,
+// Config C: TAPS, OUT_PIXELS, CIN, COUT, GROUPS, CIN_G, COUT_G, PE, SIMD, FOLD_O, FOLD_I, WORDS, RQ, RQ_FOLD, OUT_GROUP, IN_FOLD,
 //           PACK, IN_BITS, IN_SIGNED, W_BITS, ACC_BITS, MULT_BITS, SKIP_MULT_BITS, OUT_BITS, ZP, LO,
 //           HI, ROUNDING, HAS_MULT_NEG, RESIDUAL, SKIP_ZP, SKIP_BITS, SKIP_SIGNED, MN_FOLD, SM_FOLD,
 //           TWO_STEP, MID_*, HAS_MID_NEG, HAS_POST_BIAS, POST_BIAS_BITS, M1_FOLD, MN1_FOLD, B2_FOLD
@@ -128,6 +129,8 @@ void mvu_core(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::sk
     static const int TOTAL = C::OUT_PIXELS * C::FOLD_O * C::TAPS * C::FOLD_I;
     static const bool SHARED = C::RQ < C::PE;
     static const int LB = C::ACC_BITS + (C::RESIDUAL ? C::SKIP_BITS : 0);
+    static const bool FOLDED = C::IN_FOLD < C::CIN;  // the input streams SIMD channels a beat
+    static_assert(!FOLDED || (C::IN_FOLD == C::SIMD && C::GROUPS == 1), "a folded input brings one SIMD slice a beat");
 
     x_t window[C::TAPS][C::CIN];  // the current pixel's taps (codes), kept for the output folds nf > 0
 #pragma HLS ARRAY_PARTITION variable=window complete dim=2
@@ -145,7 +148,18 @@ STEP:
 #pragma HLS PIPELINE II=1
         const bool first = t == 0 && sf == 0;
         const bool last = t == C::TAPS - 1 && sf == C::FOLD_I - 1;
-        if (sf == 0 && nf == 0) {  // a new tap: unpack the beat once, keep it for the later folds
+        if (FOLDED && nf == 0) {  // a folded input: this step's SIMD codes are the next beat
+            const in_beat_t beat = in.read();
+        SLICE:
+            for (int s = 0; s < C::SIMD; s++) {
+#pragma HLS UNROLL
+                const int c = kbase + s;
+                if (c < C::CIN) {
+                    xv[c] = channel_code<C::IN_BITS, C::IN_SIGNED>(beat, s);
+                    if (C::FOLD_O > 1) window[t][c] = xv[c];
+                }
+            }
+        } else if (!FOLDED && sf == 0 && nf == 0) {  // a new tap: unpack the beat once, keep it for later folds
             const in_beat_t beat = in.read();
         UNPACK:
             for (int c = 0; c < C::CIN; c++) {

@@ -25,7 +25,11 @@
 // simulation the layers run one after another, so the input is never empty and the output never
 // full: the same order of reads and taps.
 //
-// Config C: IN_H, IN_W, CIN, IN_BITS, K_H, K_W, STRIDE_H, STRIDE_W, DIL_H, DIL_W, PAD_T, PAD_L,
+// A folded stream (BEAT_C < CIN channels a beat, F beats a pixel) is windowed as an image F times as
+// wide with a window F times as wide (strides and left/right padding in beats, dilation 1 along the
+// width: hlsgen.hw.layers.common.beat_window): a tap is then F consecutive beats.
+//
+// Config C: IN_H, IN_W, BEAT_C, IN_BITS, K_H, K_W, STRIDE_H, STRIDE_W, DIL_H, DIL_W, PAD_T, PAD_L,
 //           PAD_B, PAD_R, PAD_VALUE, OUT_H, OUT_W, NROWS, ROW0_SLOT, WIN_ITERS, in_beat_t.
 #ifndef HLSGEN_SLIDING_WINDOW_H
 #define HLSGEN_SLIDING_WINDOW_H
@@ -46,7 +50,7 @@ void sliding_window(hls::stream<typename C::in_beat_t>& in, hls::stream<typename
     // one read and one write per cycle (a dual-port RAM). No DEPENDENCE pragma: a tap can read the
     // pixel written one iteration earlier (a 1x1 strided window), so Vitis must see that dependence.
     beat_t lines[C::NROWS][C::IN_W];
-    const beat_t pad = splat<C::IN_BITS, C::CIN, beat_t::width>(C::PAD_VALUE);
+    const beat_t pad = splat<C::IN_BITS, C::BEAT_C, beat_t::width>(C::PAD_VALUE);
 
     // write side: the next pixel to read (row, column) and its line-buffer row
     int wr = 0, wc = 0, wslot = 0;

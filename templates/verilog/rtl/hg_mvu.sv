@@ -1,6 +1,6 @@
 // hg_mvu: matrix-vector unit with its requant epilogue, for conv, depthwise conv and dense layers.
-// Input: window taps from hg_window (one input pixel of CIN channels per beat), KK taps per output
-// pixel repeated NF = ceil(COUT/PE) times. Per tap it spends SF = ceil(CIN/GROUP/SIMD) cycles (1 when
+// Input: window taps from hg_window (one input pixel of CIN channels per beat, or with IN_FOLDED its
+// SF slices of SIMD channels in SF beats), KK taps per output pixel repeated NF = ceil(COUT/PE) times. Per tap it spends SF = ceil(CIN/GROUP/SIMD) cycles (1 when
 // DEPTHWISE), each cycle one PE x SIMD multiply step with weights from a ROM ($readmemh MEM_FILE,
 // word (nf*KK + tap)*SF + sf holds lane (pe, s) at bits [(pe*SIMD + s)*WB +: WB]). So an output pixel
 // takes NF*KK*SF cycles, back to back. Depthwise: lane pe reads channel nf*PE + pe of the tap.
@@ -51,11 +51,13 @@ module hg_mvu #(
     parameter logic [NF*PE*SHB1-1:0] SHIFT1 = '0,
     parameter logic [NF*PE*PBB-1:0] POST_BIAS = '0,
     // the output stream: OBG groups of RQ channels a beat (OBG = NF*PE/RQ: the whole pixel), OUTW bits
-    parameter int OBG = NF * (PE / RQ), parameter int OUTW = COUT * OB
+    parameter int OBG = NF * (PE / RQ), parameter int OUTW = COUT * OB,
+    // IN_FOLDED (dense conv / gemm): the taps arrive SIMD channels a beat, SF beats a tap, one a step
+    parameter bit IN_FOLDED = 1'b0, parameter int INW = IN_FOLDED ? SIMD * IB : CIN * IB
 ) (
     input  logic                clk,
     input  logic                rst_n,
-    input  logic [CIN*IB-1:0]   in_data,
+    input  logic [INW-1:0]      in_data,
     input  logic                in_valid,
     output logic                in_ready,
     input  logic [COUT*SKB-1:0] skip_data,
@@ -113,7 +115,7 @@ module hg_mvu #(
     assign skip_stall = HAS_SKIP && vq && !skip_valid;
     assign en = (!out_valid || out_ready) && !skip_stall;
     assign fire0 = in_valid && en;
-    assign in_ready = en && sf == LSF[SFB-1:0];
+    assign in_ready = en && (IN_FOLDED || sf == LSF[SFB-1:0]);
     assign skip_ready = HAS_SKIP && en && vq && nfq == LNFQ[NQB-1:0];
 
     // stage 0: operand selection (conv: SIMD slice sf of the tap, within the group of the lane's output
@@ -124,15 +126,15 @@ module hg_mvu #(
     logic [IB:0] xe;  // the code, sign- or zero-extended (the top bit unused when XB = IB)
     /* verilator lint_on UNUSEDSIGNAL */
     if (SHARED) begin : g_xshared
-        localparam int XW = SF * SIMD * IB;  // the beat, zero-padded to whole slices
+        localparam int XW = (IN_FOLDED ? 1 : SF) * SIMD * IB;  // the beat, zero-padded to whole slices
         logic [XW-1:0] xpad;
-        if (XW > CIN * IB) begin : g_pad
-            assign xpad = {{(XW - CIN * IB){1'b0}}, in_data};
+        if (XW > INW) begin : g_pad
+            assign xpad = {{(XW - INW){1'b0}}, in_data};
         end else begin : g_nopad
             assign xpad = in_data;
         end
         logic [SIMD*IB-1:0] slice;
-        if (SF == 1) begin : g_one
+        if (SF == 1 || IN_FOLDED) begin : g_one  // the beat is the step's slice
             assign slice = xpad;
         end else begin : g_many
             always_comb begin
