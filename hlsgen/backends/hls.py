@@ -169,7 +169,7 @@ def converter_calls(code: LayerCode, df: Dataflow, layer: Layer, w: Wiring, src:
                                          bits=st["w"])
         in_bits = x.beat_bits if i == 0 else code.steps[0]["w"]
         out_bits = out.beat_bits if last else st["w"]
-        calls.append({"func": st["func"], "targs": [str(v) for v in (st["w"], st["s"], st["k"], x.pixels, in_bits,
+        calls.append({"func": st["func"], "targs": [str(v) for v in (st["w"], st["s"], st["k"], st["groups"], in_bits,
                                                                      out_bits)], "args": [src, to],
                       "layer": layer.name})
         src = to
@@ -190,7 +190,7 @@ def hls_context(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
         calls += [{"func": "axis_last", "targs": [str(s.beats), str(s.beat_bits)], "args": [w.ports[p], p]}
                   for p, s in zip(ports, df.outputs, strict=True)]
     outputs = [{"port": p, "type": f"{hw.top}_{p}_t", "stream": s.name, "tensor": s.tensor, "bits": s.bits,
-                "signed": int(s.signed), "channels": s.channels, "fold": s.fold, "beats": s.beats,
+                "signed": int(s.signed), "channels": s.channels, "fold": s.fold * s.pack, "beats": s.beats,
                 "beat_bits": s.beat_bits,
                 "file": "output.hex" if len(ports) == 1 else f"output_{k}.hex"}
                for k, (p, s) in enumerate(zip(ports, df.outputs, strict=True))]

@@ -121,7 +121,7 @@ def _summary(layer: Layer) -> str:
     if isinstance(p, ReorderParams):
         return f"reorder {p.elements} codes: {p.in_pixels}x{p.in_c} -> {p.out_pixels}x{p.out_c}"
     if isinstance(p, ConvertParams):
-        return f"convert {p.channels} channels from {p.in_fold} to {p.out_fold} a beat"
+        return f"{p.step.kind}: groups of {p.step.s} sub-beats of {p.step.w} bits, {p.step.k} a beat"
     assert isinstance(p, AddParams | RequantParams | LutParams)
     return f"{layer.kind}, {p.channels} channels"
 
@@ -396,8 +396,8 @@ def _reorder(code: LayerCode, df: Dataflow, layer: Layer) -> None:
 def _convert(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p = layer.params
     assert isinstance(p, ConvertParams)
-    code.const(PIXELS=df.streams[layer.output].pixels, IN_FOLD=p.in_fold, OUT_FOLD=p.out_fold)
-    code.steps = [{"func": c.kind, "w": c.w, "s": c.s, "k": c.k} for c in p.steps]
+    code.const(GROUPS=p.groups, W=p.step.w, S=p.step.s, K=p.step.k)
+    code.steps = [{"func": p.step.kind, "w": p.step.w, "s": p.step.s, "k": p.step.k, "groups": p.groups}]
 
 
 def lane_group(s: Stream, lanes: int, folds: int) -> int:

@@ -8,7 +8,8 @@ OUT/vectors/
 A beat holds `fold` channels of one pixel (all of them unless the stream is folded; the ceil(channels/fold)
 beats of a pixel are consecutive, the last one zero-padded): channel f·fold + c of the pixel's beat f
 (two's complement, `bits` wide) sits at bits [c·bits, (c+1)·bits); a line is the beat in hex, most
-significant digit first, beat_bits/4 digits.
+significant digit first, beat_bits/4 digits. A port (hw.io_bits) wider than a pixel packs `pack` whole
+pixels a beat (pixel j of the beat in bits [j·channels·bits, ...)), the frame's last beat zero-padded.
 """
 
 from __future__ import annotations
@@ -30,11 +31,13 @@ def stream_codes(values: np.ndarray, stream: Stream) -> np.ndarray:
 
 
 def beat_codes(codes: np.ndarray, stream: Stream) -> np.ndarray:
-    """[N, pixels, channels] codes -> [N, beats, fold]: each pixel's channel folds, the last zero-padded."""
+    """[N, pixels, channels] codes -> [N, beats, codes a beat]: each pixel's channel folds, the last
+    zero-padded; or (a port) `pack` whole pixels a beat, the frame's last beat zero-padded."""
     n = len(codes)
-    padded = np.zeros((n, stream.pixels, stream.folds * stream.fold), dtype=np.int64)
-    padded[:, :, :stream.channels] = codes
-    return padded.reshape(n, stream.beats, stream.fold)
+    rows = -(-stream.pixels // stream.pack) * stream.pack  # whole beats of `pack` pixels
+    padded = np.zeros((n, rows, stream.folds * stream.fold), dtype=np.int64)
+    padded[:, :stream.pixels, :stream.channels] = codes
+    return padded.reshape(n, stream.beats, stream.fold * stream.pack)
 
 
 def pack_beats(codes: np.ndarray, bits: int) -> list[int]:
@@ -62,7 +65,7 @@ def hex_lines(beats: list[int], beat_bits: int) -> str:
 
 def stream_meta(s: Stream) -> dict[str, Any]:
     return {"name": s.name, "tensor": s.tensor, "beats_per_frame": s.beats, "channels": s.channels,
-            "fold": s.fold, "bits": s.bits, "signed": s.signed, "beat_bits": s.beat_bits}
+            "fold": s.fold, "pack": s.pack, "bits": s.bits, "signed": s.signed, "beat_bits": s.beat_bits}
 
 
 def write_vectors(folder: Path, df: Dataflow, values: Mapping[str, np.ndarray], frames: int) -> None:

@@ -6,7 +6,7 @@ Every dataflow `Layer` becomes one unit, preceded by an `hg_window` when it read
     add, requant       -> hg_eltwise
     lut                -> hg_lut (its table in a .mem file)
     reorder            -> hg_reorder (a frame buffer; its read order in a .mem file)
-    convert            -> hg_convert (an hg_split and/or an hg_join)
+    convert            -> hg_split or hg_join
 `unit(layer, df, top)` returns the template data of one layer: parameter lists and, for MVU layers,
 the weight ROM words (written to a .mem file read with $readmemh).
 """
@@ -103,18 +103,11 @@ def _reorder_unit(layer: Layer, x: Stream, top: str) -> Unit:
 
 
 def _convert_unit(layer: Layer, x: Stream, out: Stream) -> Unit:
-    """hg_convert: its split and join steps (hw/convert.py), over the same sub-beats."""
+    """hg_split / hg_join: its one primitive (hw/convert.py)."""
     p = layer.params
     assert isinstance(p, ConvertParams)
-    split = next((c for c in p.steps if c.kind == "split"), None)
-    join = next((c for c in p.steps if c.kind == "join"), None)
-    step = split or join
-    assert step is not None
-    params = (Param("W", step.w), Param("S", step.s), flag("HAS_SPLIT", split is not None),
-              Param("SPLIT_K", split.k if split else 1), flag("HAS_JOIN", join is not None),
-              Param("JOIN_K", join.k if join else 1), Param("IN_WIDTH", x.data_bits),
-              Param("OUT_WIDTH", out.data_bits))
-    return Unit(layer.name, "hg_convert", (), 0, params)
+    return Unit(layer.name, f"hg_{p.step.kind}", (), 0, (Param("W", p.step.w), Param("S", p.step.s),
+                                                          Param("K", p.step.k)))
 
 
 def _requant_common(rq: Requant, out: Stream, shift: np.ndarray) -> list[Param]:

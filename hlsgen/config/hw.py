@@ -10,6 +10,7 @@
       layers: {conv1: {pe: 8, simd: 3}}
       frames: 4                # test-vector frames written by `hlsgen compile`
       tlast: false             # TLAST (and TKEEP/TSTRB) on the output stream, set on the last beat of a frame
+      io_bits: 64              # TDATA bits of the input and output ports (8..4096, whole bytes; 0: one pixel a beat)
       hls: {enabled: true, clock_ns: 10.0, ap_ctrl: none, tool: vitis}   # clock_ns: also the clock of target_fps
       rtl: {enabled: true}
 """
@@ -84,15 +85,23 @@ class HwConfig:
     layers: Mapping[str, Parallelism] = field(default_factory=lambda: MappingProxyType({}))
     frames: int = 4
     tlast: bool = False  # output stream: TLAST on the last beat of each frame (+ TKEEP/TSTRB all ones)
+    io_bits: int = 64  # TDATA width of the ports (hw/ports.py); 0: one pixel a beat, as wide as it is
     hls: HlsConfig = field(default_factory=HlsConfig)
     rtl: RtlConfig = field(default_factory=RtlConfig)
 
     def to_dict(self) -> dict[str, Any]:
         return {"top": self.top, "part": self.part, "budget": {k: v for k, v in asdict(self.budget).items() if v},
                 "target_fps": self.target_fps, "pe": self.pe, "simd": self.simd, "frames": self.frames,
-                "tlast": self.tlast,
+                "tlast": self.tlast, "io_bits": self.io_bits,
                 "layers": {k: {a: b for a, b in asdict(v).items() if b is not None} for k, v in self.layers.items()},
                 "hls": asdict(self.hls), "rtl": asdict(self.rtl)}
+
+
+def _io_bits(m: Mapping[str, Any], where: Where, default: int) -> int:
+    bits = get_int(m, "io_bits", where, default, 0, 4096)
+    if bits % 8:
+        raise where.error(f"{where.key('io_bits')} {bits} is not whole bytes (8, 16, ..., 4096; 0: a pixel a beat)")
+    return bits
 
 
 def parse_hw(section: Any, where: Where) -> HwConfig:
@@ -122,6 +131,7 @@ def parse_hw(section: Any, where: Where) -> HwConfig:
         layers=_parse_layers(m.get("layers"), where.child("layers")),
         frames=get_int(m, "frames", where, d.frames, 1, 1000),
         tlast=get_bool(m, "tlast", where, d.tlast),
+        io_bits=_io_bits(m, where, d.io_bits),
         hls=HlsConfig(hls.enabled, part, hls.clock_ns, hls.ap_ctrl, hls.tool),
         rtl=RtlConfig(enabled=get_bool(_rtl_map(m.get("rtl"), where.child("rtl")), "enabled",
                                        where.child("rtl"), True)),

@@ -29,6 +29,7 @@ from hlsgen.hw.fold import Choice, Folding, choose_folding
 from hlsgen.hw.layers import lower_node
 from hlsgen.hw.layers.reorder import reorder_layer
 from hlsgen.hw.model import Dataflow, Layer, Stream, canonical_order
+from hlsgen.hw.ports import port_format
 from hlsgen.hw.resources import glue_resources, layer_resources
 from hlsgen.hw.stream_folds import fold_streams
 from hlsgen.ir import Graph, Node, Op
@@ -67,7 +68,8 @@ def build_dataflow(graph: Graph, hw: HwConfig) -> Dataflow:
     edges = {**fifo_depths(unfolded, by_name), **{(s.name, ""): output_depth(s, unfolded) for s in outs}}
     folding = fold(options, by_name, edges, first.pixels, hw)
     layers = tuple(forms[i] for forms, i in zip(options, folding.picks, strict=True))
-    layers, by_name, first, outs = fold_streams(layers, by_name, first, outs, namer)
+    ports = (port_format(first, hw.io_bits), tuple(port_format(o, hw.io_bits) for o in outs))
+    layers, by_name, first, outs = fold_streams(layers, by_name, *ports, namer)
     depths = fifo_depths(list(layers), by_name)  # margins follow the chosen cycles (hw/fifo.margin)
     return Dataflow(graph.name, hw.top, first, outs, by_name, layers, depths, folding)
 

@@ -1,7 +1,8 @@
 """The hardware model's data: streams between layers, folded layers, the dataflow of a network.
 
 Streams carry pixels in raster order; a pixel's channels go `fold` to a beat (channel 0 in the low
-bits), the ceil(channels/fold) beats of a pixel back to back, the last one zero-padded. Layout ops
+bits), the ceil(channels/fold) beats of a pixel back to back, the last one zero-padded; a port wider than
+a pixel packs `pack` whole pixels into a beat. Layout ops
 (Reshape, Transpose) cost nothing: they only change which IR element a stream position holds
 (`Stream.order`). A `Layer` is one streaming unit with its folding (PE, SIMD), its
 cycles per frame and its MAC count, computed once by hlsgen.hw and rendered by every backend.
@@ -58,12 +59,18 @@ class Stream:
     width: int = 1
     order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # stream pos -> IR flat index
     fold: int = 0  # channels per beat (0 when built: all of them, one pixel per beat)
+    pack: int = 1  # whole pixels per beat (a port wider than a pixel); the frame's last beat holds the rest
+    tdata: int = 0  # TDATA bits of a port (0: the beat's codes rounded up to whole bytes)
 
     def __post_init__(self) -> None:
         if self.fold == 0:
             object.__setattr__(self, "fold", self.channels)
         if not 1 <= self.fold <= self.channels:
             raise ValueError(f"stream {self.name}: fold {self.fold} outside 1..{self.channels} channels")
+        if self.pack < 1 or (self.pack > 1 and self.fold < self.channels):
+            raise ValueError(f"stream {self.name}: {self.pack} pixels a beat, {self.fold} of {self.channels} channels")
+        if self.tdata and self.tdata < self.data_bits:
+            raise ValueError(f"stream {self.name}: {self.data_bits} bits of codes in a {self.tdata}-bit TDATA")
 
     @property
     def folds(self) -> int:
@@ -73,21 +80,21 @@ class Stream:
     @property
     def beats(self) -> int:
         """Beats per frame."""
-        return self.pixels * self.folds
+        return self.pixels * self.folds if self.pack == 1 else math.ceil(self.pixels / self.pack)
 
     @property
     def data_bits(self) -> int:
-        """The codes of one beat: fold · bits (the RTL stream width)."""
-        return self.fold * self.bits
+        """The codes of one beat: fold · bits, times the pixels it packs (the RTL stream width)."""
+        return self.fold * self.bits * self.pack
 
     @property
     def beat_bits(self) -> int:
-        """TDATA width: fold · bits, rounded up to whole bytes (AXI-Stream)."""
-        return 8 * math.ceil(self.data_bits / 8)
+        """TDATA width: a port's, else the beat's codes rounded up to whole bytes (AXI-Stream)."""
+        return self.tdata or 8 * math.ceil(self.data_bits / 8)
 
-    def refolded(self, fold: int, name: str) -> Stream:
-        """The same tensor in the same order, `fold` channels per beat."""
-        return replace(self, name=name, fold=fold)
+    def refolded(self, name: str, fold: int, pack: int = 1, tdata: int = 0) -> Stream:
+        """The same tensor in the same order, `fold` channels (or `pack` pixels) per beat."""
+        return replace(self, name=name, fold=fold, pack=pack, tdata=tdata)
 
 
 @dataclass(frozen=True, eq=False)

@@ -130,13 +130,12 @@ class ReorderParams:
 
 @dataclass(frozen=True)
 class ConvertParams:
-    """A data-width converter between two folds of one stream (hw/convert.py; no arrays): its split
-    and join steps in order."""
+    """A data-width converter between two formats of one stream (hw/convert.py; no arrays): one split
+    or join over `groups` groups a frame (a pixel's folds, or a frame's pixels at a port)."""
 
     channels: int
-    in_fold: int
-    out_fold: int
-    steps: tuple[Convert, ...]
+    step: Convert
+    groups: int
 
 
 LayerParams = (MvuParams | MaxPoolParams | AvgPoolParams | AddParams | RequantParams | LutParams | ReorderParams

@@ -14,6 +14,7 @@ PE, SIMD and requant units are known.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -28,36 +29,66 @@ WIDEST_BEAT = 4096  # bits: the widest stream Vitis HLS takes (AP_INT_MAX_W)
 def fold_streams(layers: tuple[Layer, ...], streams: Mapping[str, Stream], first: Stream,
                  outputs: tuple[Stream, ...], namer: Namer,
                  ) -> tuple[tuple[Layer, ...], dict[str, Stream], Stream, tuple[Stream, ...]]:
-    """Layers with converters inserted, every stream at its fold, the input and the outputs."""
+    """Layers with converters inserted, every stream in its format, the input and the outputs. `first`
+    and `outputs` come in the format of their ports (hw/ports.py)."""
     folded = dict(streams)  # by name; a layout op's output keeps its source's name (hw/dataflow.relayout)
+    folded[first.name] = _formatted(streams[first.name], first)
     producers = {lay.output: lay for lay in layers}
     for name in [lay.output for lay in layers]:
         lay = producers[name]
         can = MODULES[lay.kind].out_folds(lay, folded[lay.inputs[0]], streams[name])
         folded[name] = replace(streams[name], fold=_choose(can, _readers(name, layers, streams, outputs),
                                                           streams[name].bits))
-    made: dict[tuple[str, int], Stream] = {}  # (stream, fold) -> converted stream
+    made: dict[tuple[str, int, int], Stream] = {}  # (stream, fold, pack) -> converted stream
     result: list[Layer] = []
 
-    def at_fold(s: Stream, fold: int, reader: str) -> Stream:
-        if s.fold == fold:
-            return s
-        if (s.name, fold) not in made:
-            out = s.refolded(fold, namer(f"{s.name}_f{fold}"))
-            result.append(converter(namer(f"layer_convert_{s.name}_f{fold}"), reader, s, out))
-            folded[out.name] = made[(s.name, fold)] = out
-        return made[(s.name, fold)]
+    def convert(s: Stream, fold: int, pack: int, reader: str) -> Stream:
+        """`s` through the converters that take it to `fold` channels (or `pack` pixels) a beat."""
+        for f, k in _path(s, fold, pack):
+            if (s.name, f, k) not in made:
+                out = s.refolded(namer(f"{s.name}_p{k}" if k > 1 else f"{s.name}_f{f}"), f, k)
+                result.append(converter(namer(f"layer_convert_{out.name}"), reader, s, out))
+                folded[out.name] = made[(s.name, f, k)] = out
+            s = made[(s.name, f, k)]
+        return s
 
     for lay in layers:
         arriving = [folded[s] for s in lay.inputs]
-        wanted = [s.fold if s.fold in MODULES[lay.kind].in_folds(lay, i, s) else
+        wanted = [s.fold if s.pack == 1 and s.fold in MODULES[lay.kind].in_folds(lay, i, s) else
                   MODULES[lay.kind].in_folds(lay, i, s)[0] for i, s in enumerate(arriving)]
         if len(set(wanted)) > 1:  # two inputs read alike (an add): both whole pixels
             wanted = [s.channels for s in arriving]
-        ins = [at_fold(s, f, lay.node) for s, f in zip(arriving, wanted, strict=True)]
+        ins = [convert(s, f, 1, lay.node) for s, f in zip(arriving, wanted, strict=True)]
         result.append(replace(lay, inputs=tuple(s.name for s in ins)))
-    outs = tuple(at_fold(folded[o.name], o.channels, "") for o in outputs)
-    return tuple(result), folded, first, outs
+    outs = []
+    for port in outputs:
+        s = convert(folded[port.name], port.fold, port.pack, "")
+        folded[s.name] = _formatted(s, port)  # the port's TDATA width (zero bits above the codes)
+        outs.append(folded[s.name])
+    return tuple(result), folded, first, tuple(outs)
+
+
+def _formatted(s: Stream, port: Stream) -> Stream:
+    return replace(s, fold=port.fold, pack=port.pack, tdata=port.tdata)
+
+
+def _path(s: Stream, fold: int, pack: int) -> list[tuple[int, int]]:
+    """The formats (fold, pack) a stream goes through from `s` to (fold, pack), one converter each:
+    port beats to whole pixels, a fold change (A -> B directly where one divides the other, else
+    through gcd(A, B)), whole pixels to port beats."""
+    steps: list[tuple[int, int]] = []
+    at = s.fold
+    if s.pack > 1:
+        steps.append((s.channels, 1))
+    target = s.channels if pack > 1 else fold
+    if at != target:
+        g = math.gcd(at, target)
+        if g not in (at, target):
+            steps.append((g, 1))
+        steps.append((target, 1))
+    if pack > 1:
+        steps.append((s.channels, pack))
+    return steps
 
 
 def _readers(name: str, layers: tuple[Layer, ...], streams: Mapping[str, Stream],

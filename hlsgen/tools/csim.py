@@ -163,8 +163,8 @@ def _first_divergent_layer(vectors: Path, taps: Path) -> Divergence | None:
 def _first_difference(entry: dict[str, Any], golden: Path, tapped: Path) -> Divergence | None:
     want = read_hex(golden)
     got = read_hex(tapped) if tapped.is_file() else []
-    beats, fold = entry["beats_per_frame"], entry.get("fold", entry["channels"])
-    folds = -(-entry["channels"] // fold)
+    beats, fold = entry["beats_per_frame"], entry.get("fold", entry["channels"]) * entry.get("pack", 1)
+    folds = -(-entry["channels"] // fold)  # a port's beat of `pack` pixels counts as one fold
     names = (entry["layer"], entry["node"], entry["name"])
     for i, expected in enumerate(want):
         pixel, f = divmod(i % beats, folds)

@@ -1,13 +1,16 @@
-"""Data-width converters (convert): the same tensor from one fold of a stream to another, inserted by
-hw/stream_folds.py where a producer's fold is not its consumer's. Not lowered from an IR node: its
-layer carries the node of the stream's consumer. One unit in both backends: a chain of hg_split /
-hg_join (templates/verilog/rtl/) and of split / join (templates/hls/kernels/dwc.h), each moving one
-sub-beat per cycle (hw/convert.py). Its logic (beat registers, counters, the split multiplexer) is
-costed by the fitted features of every layer: base, in_bits and out_bits of its two beats."""
+"""Data-width converters (convert): one stream in another format, inserted by hw/stream_folds.py where a
+producer's fold is not its reader's, and at the ports. Not lowered from an IR node: its layer carries
+the node of the stream's reader. Each is one primitive (hw/convert.py), a split or a join over
+sub-beats: a fold A -> B = A/k (split) or B = k·A (join), groups of a pixel's sub-beats; or whole
+pixels into port beats of `pack` pixels (join) and back (split), one group a frame. One unit in both
+backends: hg_split / hg_join (templates/verilog/rtl/) and split / join (templates/hls/kernels/dwc.h),
+one sub-beat per cycle. Its logic (beat registers, counters, the split multiplexer) is costed by the
+fitted features of every layer: base, in_bits and out_bits of its two beats."""
 
 from __future__ import annotations
 
-from hlsgen.hw.convert import fold_change
+from hlsgen.errors import HlsgenError
+from hlsgen.hw.convert import Convert
 from hlsgen.hw.layers.common import no_features, no_macs, no_memories, no_requant, one_form, same_pixel
 from hlsgen.hw.model import Kind, Layer, Stream
 from hlsgen.hw.params import ConvertParams
@@ -20,11 +23,26 @@ last_input_pixel = same_pixel
 requant_shape, features, mac_dsp, memories = no_requant, no_features, no_macs, no_memories
 
 
+def step_between(src: Stream, out: Stream) -> tuple[Convert, int]:
+    """The one primitive from `src` to `out` and its groups a frame; HlsgenError if it takes more."""
+    c, b = src.channels, src.bits
+    if src.pack == out.pack == 1:
+        if src.fold % out.fold == 0:
+            return Convert("split", out.fold * b, -(-c // out.fold), src.fold // out.fold), src.pixels
+        if out.fold % src.fold == 0:
+            return Convert("join", src.fold * b, -(-c // src.fold), out.fold // src.fold), src.pixels
+    elif src.fold == out.fold == c and 1 in (src.pack, out.pack):
+        k = max(src.pack, out.pack)
+        return (Convert("join", c * b, src.pixels, k) if src.pack == 1 else Convert("split", c * b, src.pixels, k)), 1
+    raise HlsgenError(f"stream {src.name}: no single converter from {src.fold} channels x {src.pack} pixels "
+                      f"to {out.fold} x {out.pack} a beat")
+
+
 def converter(name: str, node: str, src: Stream, out: Stream) -> Layer:
-    """The layer turning stream `src` into `out` (the same tensor, another fold)."""
-    steps = fold_change(src.channels, src.bits, src.fold, out.fold)
-    params = ConvertParams(src.channels, src.fold, out.fold, steps)
-    layer = Layer(name, node, Kind.CONVERT, (src.name,), out.name, 1, 1, params, {}, 0, 0)
+    """The layer turning stream `src` into `out` (the same tensor in another format)."""
+    step, groups = step_between(src, out)
+    layer = Layer(name, node, Kind.CONVERT, (src.name,), out.name, 1, 1, ConvertParams(src.channels, step, groups),
+                  {}, 0, 0)
     return layer.with_cycles(cycles(layer, src, out))
 
 
@@ -34,13 +52,14 @@ def params_of(layer: Layer) -> ConvertParams:
 
 
 def cycles(layer: Layer, x: Stream, out: Stream) -> int:
-    """One sub-beat per cycle in each step; the steps run concurrently."""
-    return max(step.cycles(x.pixels) for step in params_of(layer).steps)
+    """One sub-beat per cycle."""
+    p = params_of(layer)
+    return p.step.cycles(p.groups)
 
 
 def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
-    return (params_of(layer).out_fold,)
+    return (out.fold,)
 
 
 def in_folds(layer: Layer, index: int, s: Stream) -> tuple[int, ...]:
-    return (params_of(layer).in_fold,)
+    return (s.fold,)

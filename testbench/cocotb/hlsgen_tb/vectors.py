@@ -2,7 +2,7 @@
 
 A beat holds `fold` channels of one pixel (the pixel's ceil(channels/fold) beats are consecutive, the last
 zero-padded): channel f*fold + c of the pixel's beat f (two's complement, `bits` wide) sits at bits
-[c*bits, (c+1)*bits).
+[c*bits, (c+1)*bits). A port wider than a pixel packs `pack` whole pixels a beat.
 """
 
 from __future__ import annotations
@@ -25,15 +25,17 @@ class StreamInfo:
     layer: str = ""
     node: str = ""
     fold: int = 0  # channels per beat (0: all)
+    pack: int = 1  # whole pixels per beat (a port wider than a pixel)
 
     @classmethod
     def from_meta(cls, m: dict[str, Any], file: str) -> StreamInfo:
         return cls(m["name"], m["beats_per_frame"], m["channels"], m["bits"], m["signed"], m["beat_bits"],
-                   file, m.get("layer", ""), m.get("node", ""), m.get("fold", m["channels"]))
+                   file, m.get("layer", ""), m.get("node", ""), m.get("fold", m["channels"]), m.get("pack", 1))
 
     @property
     def beat_channels(self) -> int:
-        return self.fold or self.channels
+        """Codes in a beat: a fold of one pixel, or `pack` whole pixels."""
+        return (self.fold or self.channels) * self.pack
 
     @property
     def folds(self) -> int:
@@ -48,6 +50,8 @@ class StreamInfo:
     def locate(self, index: int) -> tuple[int, int, int]:
         """(frame, pixel, first channel) of the index-th beat of a back-to-back run."""
         frame, beat = divmod(index, self.beats_per_frame)
+        if self.pack > 1:  # the codes of `pack` pixels: channel numbers run on across them
+            return frame, beat * self.pack, 0
         pixel, fold = divmod(beat, self.folds)
         return frame, pixel, fold * self.beat_channels
 
