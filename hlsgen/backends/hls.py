@@ -191,7 +191,7 @@ def hls_context(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
                   for p, s in zip(ports, df.outputs, strict=True)]
     outputs = [{"port": p, "type": f"{hw.top}_{p}_t", "stream": s.name, "tensor": s.tensor, "bits": s.bits,
                 "signed": int(s.signed), "channels": s.channels, "fold": s.fold * s.pack, "beats": s.beats,
-                "beat_bits": s.beat_bits,
+                "beat_bits": s.beat_bits, "layout": port_layout(s),
                 "file": "output.hex" if len(ports) == 1 else f"output_{k}.hex"}
                for k, (p, s) in enumerate(zip(ports, df.outputs, strict=True))]
     return {"name": df.name, "top": hw.top, "hls": hw.hls, "ap_ctrl": f"ap_ctrl_{hw.hls.ap_ctrl}",
@@ -199,10 +199,19 @@ def hls_context(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
             "frames": hw.frames, "layers": codes, "calls": calls, "streams": w.decls,
             "input": {"type": f"{hw.top}_in_t", "stream": df.input.name, "tensor": df.input.tensor,
                       "bits": df.input.bits, "signed": int(df.input.signed), "channels": df.input.channels,
-                      "fold": df.input.fold,
+                      "fold": df.input.fold, "layout": port_layout(df.input),
                       "beats": df.input.beats, "beat_bits": df.input.beat_bits},
             "outputs": outputs, "ap_int_max_w": MAX_BEAT_BITS, "cycles": df.cycles_per_frame,
             "bottleneck": df.bottleneck, "guard": f"HLSGEN_{hw.top.upper()}_H"}
+
+
+def port_layout(s: Stream) -> str:
+    """What a port beat holds, for OUT/hls/README.md (docs/streams.md)."""
+    if s.pack > 1:
+        return f"{s.pack} pixels ({s.pack * s.channels} codes; the frame's last beat the rest)"
+    if s.fold < s.channels:
+        return f"{s.fold} channels of a pixel ({s.folds} beats a pixel, the last zero-padded)"
+    return "one pixel"
 
 
 VECTORS = "vectors"  # the test-bench copy of ../vectors the tools make (tb.file / add_files -tb), passed as argv
