@@ -54,8 +54,7 @@ def fold_streams(layers: tuple[Layer, ...], streams: Mapping[str, Stream], first
 
     for lay in layers:
         arriving = [folded[s] for s in lay.inputs]
-        wanted = [s.fold if s.pack == 1 and s.fold in MODULES[lay.kind].in_folds(lay, i, s) else
-                  MODULES[lay.kind].in_folds(lay, i, s)[0] for i, s in enumerate(arriving)]
+        wanted = [_read_fold(s, MODULES[lay.kind].in_folds(lay, i, s)) for i, s in enumerate(arriving)]
         if len(set(wanted)) > 1:  # two inputs read alike (an add): both whole pixels
             wanted = [s.channels for s in arriving]
         ins = [convert(s, f, 1, lay.node) for s, f in zip(arriving, wanted, strict=True)]
@@ -66,6 +65,15 @@ def fold_streams(layers: tuple[Layer, ...], streams: Mapping[str, Stream], first
         folded[s.name] = _formatted(s, port)  # the port's TDATA width (zero bits above the codes)
         outs.append(folded[s.name])
     return tuple(result), folded, first, tuple(outs)
+
+
+def _read_fold(s: Stream, can_read: tuple[int, ...]) -> int:
+    """The fold a reader takes `s` at: as it arrives (port beats unpacked to whole pixels) if it can,
+    else the first fold it reads that one converter reaches, else its first."""
+    at = s.channels if s.pack > 1 else s.fold
+    if at in can_read:
+        return at
+    return next((f for f in can_read if f % at == 0 or at % f == 0), can_read[0])
 
 
 def _formatted(s: Stream, port: Stream) -> Stream:

@@ -13,7 +13,8 @@ from hlsgen.golden import run_graph
 from hlsgen.hw.fold import rate_text
 from hlsgen.hw.layers import capped_defaults
 from hlsgen.hw.layers.mvu import node_macs
-from hlsgen.hw.model import Dataflow
+from hlsgen.hw.model import Dataflow, Kind
+from hlsgen.hw.params import ConvertParams
 from hlsgen.hw.resources import layer_resources
 from hlsgen.ir import Graph, Node, Op
 from hlsgen.ir.epilogue import two_step
@@ -48,7 +49,7 @@ def build_report(c: Compilation, df: Dataflow | None = None) -> dict[str, Any]:
 def hardware_summary(df: Dataflow, rows: list[dict[str, Any]], hw: HwConfig) -> dict[str, Any]:
     """Cycle model (see hlsgen/hw/dataflow.py), folding and resource estimates (hlsgen/hw/fold.py,
     resources.py); also adds pe/simd/cycles/resources to the layer rows."""
-    by_node = {lay.node: lay for lay in df.layers}
+    by_node = {lay.node: lay for lay in df.layers if lay.kind != Kind.CONVERT}
     for row in rows:
         lay = by_node.get(row["name"])
         if lay is not None:
@@ -63,6 +64,12 @@ def hardware_summary(df: Dataflow, rows: list[dict[str, Any]], hw: HwConfig) -> 
             "bottleneck": df.bottleneck,
             "multipliers": multipliers, "mac_bound_cycles": -(-macs // multipliers) if multipliers else 0,
             "input_beats_per_frame": df.input.beats,
+            "ports": ports_summary(df, hw),
+            "converters": [{"name": lay.name, "reader": lay.node, "from": lay.inputs[0], "to": lay.output,
+                            "step": str(p.step.kind), "cycles": lay.cycles,
+                            "resources": layer_resources(lay, df.streams[lay.inputs[0]], df.streams[lay.output],
+                                                         family_of(hw.part)).as_dict()}
+                           for lay in df.layers if isinstance(p := lay.params, ConvertParams)],
             "capped": [{"node": lay.node, "key": key, "asked": asked, "used": used} for lay in df.layers
                        for key, asked, used in capped_defaults(lay, hw)],
             "folding": None if f is None else {"goal": f.goal, "fits": f.fits, "optimal": f.optimal,
@@ -74,6 +81,19 @@ def hardware_summary(df: Dataflow, rows: list[dict[str, Any]], hw: HwConfig) -> 
                          "layers": [{"name": lay.name, "node": lay.node, "kind": lay.kind, "inputs": list(lay.inputs),
                                      "output": lay.output, "pe": lay.pe, "simd": lay.simd, "cycles": lay.cycles}
                                     for lay in df.layers]}}
+
+
+def ports_summary(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
+    """The ports at hw.io_bits (docs/streams.md): beats per frame and TDATA of each, and whether one
+    is the bottleneck (its converter the slowest layer, or its beats above every layer's cycles)."""
+    ports = [("in", df.input)] + [(f"out_{k}" if len(df.outputs) > 1 else "out", s) for k, s in enumerate(df.outputs)]
+    slowest = max(lay.cycles for lay in df.layers)
+    at_port = {lay.name for lay in df.layers if lay.kind == Kind.CONVERT and
+               (lay.inputs[0] == df.input.name or lay.output in {s.name for s in df.outputs})}
+    bound = df.bottleneck in at_port and next(lay for lay in df.layers if lay.name == df.bottleneck).cycles == slowest
+    return {"io_bits": hw.io_bits, "bottleneck": bool(bound or df.input.beats > slowest),
+            "ports": [{"port": p, "stream": s.name, "beats_per_frame": s.beats, "tdata_bits": s.beat_bits,
+                       "codes_per_beat": s.fold * s.pack} for p, s in ports]}
 
 
 def layer_row(g: Graph, n: Node) -> dict[str, Any]:
@@ -317,6 +337,13 @@ def _hardware_md(r: dict[str, Any]) -> list[str]:
              f"Steady state {hw['cycles_per_frame']:,} cycles per frame (slowest layer `{_md(hw['bottleneck'])}`), "
              f"{hw['frames_per_second']:,} frames/s at {1e3 / hw['clock_ns']:g} MHz; "
              f"{hw['multipliers']} multipliers would need {hw['mac_bound_cycles']:,} cycles at 100% use."]
+    ports = hw.get("ports")
+    if ports:
+        desc = ", ".join(f"`{p['port']}` {p['beats_per_frame']:,} beats of {p['tdata_bits']} bits"
+                         for p in ports["ports"])
+        bound = "; **a port is the bottleneck**: a wider hw.io_bits would raise the frame rate"
+        conv = f" {len(hw['converters'])} width converter(s) (docs/streams.md)." if hw.get("converters") else ""
+        lines += ["", f"Ports (hw.io_bits {ports['io_bits']}): {desc}{bound if ports['bottleneck'] else ''}.{conv}"]
     if f:
         est, bud = f["estimate"], f["budget"]
         fit = "fits" if f["fits"] else "does NOT fit"

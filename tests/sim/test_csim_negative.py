@@ -15,7 +15,7 @@ import onnx
 import pytest
 from test_csim_ops import CONFIGS, OPS_NET, build, tie_model
 
-from hlsgen.hw.model import Dataflow
+from hlsgen.hw.model import Dataflow, Kind
 from hlsgen.tools.csim import csim
 
 
@@ -79,7 +79,9 @@ def test_flipped_rounding_is_named(folders: dict, tmp_path: Path) -> None:
 def test_short_fork_is_caught(folders: dict, tmp_path: Path) -> None:
     """A kernel reading one beat too few per frame: hls::stream warnings or misaligned frames fail."""
     out = folders["ties_half_even"][0]
-    bad = _corrupt(out, tmp_path / "bad", "src/top.cpp", lambda t: t.replace("fork2<36>", "fork2<35>", 1))
+    beats = int(re.search(r"fork2<(\d+)>", (out / "hls" / "src" / "top.cpp").read_text()).group(1))
+    bad = _corrupt(out, tmp_path / "bad", "src/top.cpp",
+                   lambda t: t.replace(f"fork2<{beats}>", f"fork2<{beats - 1}>", 1))
     r = csim(bad, layers=True)
     assert not r.passed and ("hls::stream" in r.output or "unread" in r.output)
 
@@ -87,7 +89,7 @@ def test_short_fork_is_caught(folders: dict, tmp_path: Path) -> None:
 def test_output_mismatch_localized_by_rebuild(folders: dict, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """The default path (outputs only) fails, then rebuilds with taps and names the layer."""
     out, df = folders["ties_half_up"]
-    victim = df.layers[0]
+    victim = next(lay for lay in df.layers if lay.kind != Kind.CONVERT)
     r = csim(_corrupt(out, tmp_path / "bad", "src/weights.h", _edit_table(f"{victim.name}_w", lambda w: -w)))
     assert not r.passed and r.divergence is not None and r.divergence.layer == victim.name
     printed = capsys.readouterr().out

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import rtl_nets
-from tlast_net import NET, OUT_BEATS
+from tlast_net import LAST_BITS, NET, OUT_BEATS, OUT_STREAM
 
 from hlsgen.backends.hls_lint import lint_hls
 from hlsgen.config.compile import config_from_dict
@@ -63,7 +63,7 @@ def test_csim_catches_a_wrong_tlast(design: Path, tmp_path: Path) -> None:
     axis.write_text(text.replace(GOOD_LAST, "beat.last = i == 0;"))
     r = csim(out, localize=True)
     assert not r.passed
-    assert "MISMATCH c2 frame 0 pixel 0: TLAST 1 (expected 0)" in r.output
+    assert f"MISMATCH {OUT_STREAM} frame 0 beat 0: TLAST 1 (expected 0)" in r.output
     assert f"FAIL: {2 * FRAMES} output beats with wrong TLAST/TKEEP/TSTRB" in r.output
     assert r.divergence is None  # every layer's data is right: only the side channel is wrong
 
@@ -77,7 +77,7 @@ def test_csim_two_outputs_with_tlast(tmp_path: Path) -> None:
 
     onnx.save(two_outputs_model(), tmp_path / "two.onnx")
     np.save(tmp_path / "calib.npy", np.random.default_rng(1).standard_normal((8, 3, 6, 6)).astype(np.float32))
-    cfg = config_from_dict({"hw": {"tlast": True, "rtl": {"enabled": False}}}, "test")
+    cfg = config_from_dict({"hw": {"tlast": True, "rtl": {"enabled": False}, "io_bits": 0}}, "test")  # pixel ports
     out, _ = write_compilation(compile_model(tmp_path / "two.onnx", cfg, tmp_path / "calib.npy"), tmp_path / "out")
     top = (out / "hls" / "src" / "top.cpp").read_text()
     assert "hlsgen::fork2<36>(s_y1, s_y1_0, s_out_0_axis);" in top
@@ -178,13 +178,13 @@ def test_rtlsim_catches_a_wrong_tlast(design: Path, tmp_path: Path, sim: str) ->
     out = tmp_path / "out"
     shutil.copytree(design, out, ignore=shutil.ignore_patterns("rtlsim", "build"))
     top = out / "rtl" / "hlsgen_top.sv"
-    good = f"assign out_r_TLAST = out_beat == 5'd{OUT_BEATS - 1};"
+    good = f"assign out_r_TLAST = out_beat == {LAST_BITS}'d{OUT_BEATS - 1};"
     text = top.read_text()
     assert text.count(good) == 1
-    top.write_text(text.replace(good, f"assign out_r_TLAST = out_beat == 5'd{OUT_BEATS - 2};"))
+    top.write_text(text.replace(good, f"assign out_r_TLAST = out_beat == {LAST_BITS}'d{OUT_BEATS - 2};"))
     assert run_rtlsim(out, sim=sim, seed=3, waves=True) == 1
     res = _results(out, sim)
     assert res["throughput"]["passed"]  # the replay does not look at TLAST; the data are right
     stall = res["random_stalls"]
     assert not stall["passed"] and stall["mismatches"] == 0 and stall["tlast_errors"] > 0
-    assert stall["describe"].startswith(f"TLAST: frame 0 pixel {OUT_BEATS - 2}: TLAST 1 (expected 0)")
+    assert stall["describe"].startswith(f"TLAST: frame 0 beat {OUT_BEATS - 2}: TLAST 1 (expected 0)")

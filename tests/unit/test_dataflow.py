@@ -15,6 +15,7 @@ from hlsgen.config.compile import config_from_dict
 from hlsgen.frontend import from_onnx_model
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.hw.fifo import FIFO_MARGIN, SLICE_DEPTH, output_depth, skip_depth
+from hlsgen.hw.model import Kind
 from hlsgen.hw.params import MvuParams, sliding_window
 
 
@@ -114,7 +115,9 @@ def test_nhwc_model_streams_its_input_in_memory_order() -> None:
     raw = values[df.input.tensor]  # IR layout is the model's NHWC
     assert np.array_equal(stream_codes(raw, df.input).reshape(4, -1), raw.reshape(4, -1))
     conv = next(lay for lay in df.layers if lay.kind == "conv")
-    assert conv.inputs == (df.input.name,)  # the Transpose costs no hardware
+    port = next(lay for lay in df.layers if lay.output == conv.inputs[0])  # 64-bit port beats -> pixels
+    assert port.kind == Kind.CONVERT and port.inputs == (df.input.name,)  # the Transpose costs no hardware
+    assert not any(lay.kind == Kind.REORDER for lay in df.layers)
 
 
 def _mlp_dataflow(hw: dict[str, object]):  # type: ignore[no-untyped-def]
@@ -127,13 +130,13 @@ def test_one_beat_per_frame_edges_get_a_register_slice() -> None:
     """Dense vectors between units that take >= 2 cycles per frame: depth 1 (hg_fifo's register slice,
     no LUTRAM), the output edge too; a unit at one cycle per frame needs full rate: FIFO_MARGIN."""
     folded = _mlp_dataflow({"layers": {"fc1": {"pe": 2, "simd": 8}, "fc2": {"pe": 2, "simd": 8},
-                                       "fc3": {"pe": 2, "simd": 8}}})
+                                       "fc3": {"pe": 2, "simd": 8}}, "io_bits": 0})  # a vector a beat
     assert all(lay.cycles >= 2 for lay in folded.layers)
     assert set(folded.fifo_depth.values()) == {SLICE_DEPTH}
     last = folded.layers[-1]
     assert output_depth(folded.streams[last.output], list(folded.layers)) == SLICE_DEPTH
     unrolled = _mlp_dataflow({"layers": {"fc1": {"pe": 32, "simd": 64}, "fc2": {"pe": 2, "simd": 8},
-                                         "fc3": {"pe": 2, "simd": 8}}})
+                                         "fc3": {"pe": 2, "simd": 8}}, "io_bits": 0})
     fc1, fc2 = unrolled.layers[0], unrolled.layers[1]
     assert fc1.cycles == 1
     assert unrolled.fifo_depth[(unrolled.input.name, fc1.name)] == FIFO_MARGIN  # its consumer is fc1

@@ -19,6 +19,7 @@ from hlsgen.frontend import from_onnx_model
 from hlsgen.hw.cost import NONE, Resources, bram18, dsp_slices
 from hlsgen.hw.dataflow import build_dataflow
 from hlsgen.hw.fold import Budget, Choice, budget_of, choose_folding
+from hlsgen.hw.model import Kind
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -169,7 +170,8 @@ def test_report_shows_the_folding_and_the_estimate(resnet) -> None:  # type: ign
     hw = r["hardware"]
     assert hw["part"] == "xc7z020clg400-1" and hw["folding"]["goal"] == "fastest" and hw["folding"]["fits"]
     rows = [row for row in r["layers"] if "resources" in row]
-    assert len(rows) == len(df.layers)
+    assert len(rows) == len([lay for lay in df.layers if lay.kind != Kind.CONVERT])  # converters: hw["converters"]
+    assert len(hw["converters"]) == sum(lay.kind == Kind.CONVERT for lay in df.layers) > 0
     assert sum(row["resources"]["dsp"] for row in rows) <= hw["folding"]["estimate"]["dsp"]
     assert hw["frames_per_second"] == round(1e8 / df.cycles_per_frame, 1)
     md = render_markdown(r)

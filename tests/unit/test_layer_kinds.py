@@ -27,12 +27,15 @@ from hlsgen.hw.model import Dataflow, Kind  # noqa: E402
 from hlsgen.hw.resources import layer_resources  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-HOOKS = ("lower", "cycles", "options", "last_input_pixel", "requant_shape", "features", "mac_dsp", "memories")
+HOOKS = ("lower", "cycles", "options", "last_input_pixel", "requant_shape", "features", "mac_dsp", "memories",
+         "out_folds", "in_folds")
+INSERTED = (Kind.REORDER, Kind.CONVERT)  # kinds hw/ inserts, not lowered from an IR node
 # the unit each kind renders to: (Verilog module, HLS kernel function)
 UNITS = {Kind.CONV: ("hg_mvu", "conv_mvu"), Kind.DWCONV: ("hg_mvu", "dwconv_mvu"), Kind.GEMM: ("hg_mvu", "dense"),
          Kind.MAXPOOL: ("hg_pool", "maxpool"), Kind.AVGPOOL: ("hg_pool", "avgpool"),
          Kind.ADD: ("hg_eltwise", "add_layer"), Kind.REQUANT: ("hg_eltwise", "requant_layer"),
-         Kind.LUT: ("hg_lut", "lut_layer"), Kind.REORDER: ("hg_reorder", "reorder_layer")}
+         Kind.LUT: ("hg_lut", "lut_layer"), Kind.REORDER: ("hg_reorder", "reorder_layer"),
+         Kind.CONVERT: (("hg_split", "hg_join"), ("split", "join"))}
 
 
 def every_kind_net():
@@ -73,7 +76,7 @@ def missing_parts(kind: Kind, renderers: dict) -> list[str]:
         return ["a module in hw/layers/"]
     name = module.__name__.rsplit(".", 1)[1]
     lacks = [f"hw/layers/{name}.{h}" for h in HOOKS if not callable(getattr(module, h, None))
-             and not (h == "lower" and kind == Kind.REORDER)]
+             and not (h == "lower" and kind in INSERTED)]
     lacks += [f"a golden kernel for {op}" for op in module.OPS if op not in KERNELS]
     if kind not in renderers:
         lacks.append("an HLS renderer (hls_layers.KINDS)")
@@ -99,8 +102,12 @@ def test_one_net_renders_every_kind_in_both_backends(dataflow: Dataflow) -> None
     for lay in df.layers:
         x, out = df.streams[lay.inputs[0]], df.streams[lay.output]
         verilog_module, hls_kernel = UNITS[lay.kind]
-        assert unit(lay, df, "top").module == verilog_module, lay.name
-        assert layer_code(df, lay).kernel.startswith((hls_kernel, "mvu_shared")), lay.name
+        code = layer_code(df, lay)
+        if lay.kind == Kind.CONVERT:  # one split or join (hw/stream_folds.py puts them at the ports here)
+            assert unit(lay, df, "top").module in verilog_module and code.steps[0]["func"] in hls_kernel, lay.name
+        else:
+            assert unit(lay, df, "top").module == verilog_module, lay.name
+            assert code.kernel.startswith((hls_kernel, "mvu_shared")), lay.name
         cost = layer_resources(lay, x, out)
         assert cost.lut > 0 and cost.ff > 0, lay.name
         assert lay.cycles == MODULES[lay.kind].cycles(lay, x, out) > 0

@@ -225,14 +225,15 @@ def test_synth_shows_every_run(tmp_path: Path, capsys: pytest.CaptureFixture[str
         result = synthesize(out, yosys=yosys, use_cache=False)
     lines = capsys.readouterr().err.splitlines()
     runs = [r["name"] for r in (*result["layers"], result["glue"])]
-    assert len(runs) == 4 and len(lines) == 5, lines
-    for i, line in enumerate(lines[:4], 1):
-        assert re.fullmatch(rf"\[synth\] (\w+) done {i}/4 \(\d+\.\d s\)", line), line
-    assert sorted(line.split()[1] for line in lines[:4]) == sorted(runs)
-    assert re.fullmatch(r"\[synth\] 4 Yosys runs of mlp_yaml, 2 at a time: done in \d+\.\d s", lines[4])
+    n = len(runs)  # 3 layers, 3 port converters (64-bit ports, docs/streams.md) and the glue
+    assert n == 7 and len(lines) == n + 1, lines
+    for i, line in enumerate(lines[:n], 1):
+        assert re.fullmatch(rf"\[synth\] (\w+) done {i}/{n} \(\d+\.\d s\)", line), line
+    assert sorted(line.split()[1] for line in lines[:n]) == sorted(runs)
+    assert re.fullmatch(rf"\[synth\] {n} Yosys runs of mlp_yaml, 2 at a time: done in \d+\.\d s", lines[n])
     with progress.using("plain"):
         synthesize(out, yosys=yosys)  # from the cache now
-    assert [line.split()[2] for line in capsys.readouterr().err.splitlines()[:4]] == ["cached"] * 4
+    assert [line.split()[2] for line in capsys.readouterr().err.splitlines()[:n]] == ["cached"] * n
     with progress.using("quiet"):
         synthesize(out, yosys=yosys, use_cache=False)
     assert capsys.readouterr().err == ""

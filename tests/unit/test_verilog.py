@@ -42,7 +42,7 @@ def test_top_ports_match_vitis_hls(grid: Path) -> None:
         ("input", "ap_clk"), ("input", "ap_rst_n"), ("input", "in_r_TDATA"), ("input", "in_r_TVALID"),
         ("output", "in_r_TREADY"), ("output", "out_r_TDATA"), ("output", "out_r_TVALID"), ("input", "out_r_TREADY")]
     widths = {p: int(w) + 1 for _, w, p in ports if w}
-    assert widths == {"in_r_TDATA": 40, "out_r_TDATA": 80}  # 5 x 8 bit, 10 x 8 bit, whole bytes
+    assert widths == {"in_r_TDATA": 64, "out_r_TDATA": 64}  # hw.io_bits (5 x 8 and 10 x 8 bits a pixel)
 
 
 def test_file_list_and_testbench(grid: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from tlast_net import NET, OUT_BEATS, OUT_BITS
+from tlast_net import LAST_BITS, NET, OUT_BEATS, OUT_BITS
 
 from hlsgen.cli import main
 from hlsgen.config.compile import config_from_dict
@@ -157,9 +157,9 @@ def test_vivado_tool(tmp_path: Path) -> None:
 
 def test_verilog_top_with_tlast(tlast: Path, plain: Path) -> None:
     sv = (tlast / "rtl" / "hlsgen_top.sv").read_text()
-    for port in (r"logic \[3:0\] out_r_TKEEP", r"logic \[3:0\] out_r_TSTRB", r"output logic\s+out_r_TLAST"):
+    for port in (r"logic \[7:0\] out_r_TKEEP", r"logic \[7:0\] out_r_TSTRB", r"output logic\s+out_r_TLAST"):
         assert re.search(port, sv), port
-    assert f"assign out_r_TLAST = out_beat == 5'd{OUT_BEATS - 1};" in sv
+    assert f"assign out_r_TLAST = out_beat == {LAST_BITS}'d{OUT_BEATS - 1};" in sv
     assert "TLAST" not in (plain / "rtl" / "hlsgen_top.sv").read_text()
     test = (tlast / "tb" / "test_hlsgen_top.py").read_text()
     assert f"OUT_BEATS = {OUT_BEATS}" in test and "TlastMonitor" in test
