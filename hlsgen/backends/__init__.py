@@ -15,11 +15,13 @@ from pathlib import Path
 import numpy as np
 
 from hlsgen.backends.hls import write_hls
+from hlsgen.backends.host import write_host
 from hlsgen.backends.testbench import write_testbench
 from hlsgen.backends.vectors import write_vectors
 from hlsgen.backends.verilog import write_rtl
 from hlsgen.config.hw import HwConfig
 from hlsgen.hw.model import Dataflow
+from hlsgen.hw.ports import PortCodes
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class Design:
     hw: HwConfig
     name: str
     frame_values: Mapping[str, np.ndarray]
+    ports: tuple[PortCodes, ...] = ()  # the input's, then the outputs' (OUT/host/)
 
 
 Backend = Callable[[Design, Path], None]
@@ -51,8 +54,14 @@ def _rtl(d: Design, out: Path) -> None:
         write_testbench(d.dataflow, out, d.name, d.hw.tlast)
 
 
+def _host(d: Design, out: Path) -> None:
+    if d.ports:
+        write_host(d.ports, d.name, out)
+
+
 BACKENDS: list[tuple[str, Backend]] = [
     ("vectors", _vectors),
+    ("host", _host),  # OUT/host: the host side of the ports
     ("hls", _hls),  # OUT/hls unless hw.hls.enabled is false
     ("rtl", _rtl),  # OUT/rtl and OUT/tb unless hw.rtl.enabled is false
 ]

@@ -190,7 +190,7 @@ def hls_context(df: Dataflow, hw: HwConfig) -> dict[str, Any]:
         calls += [{"func": "axis_last", "targs": [str(s.beats), str(s.beat_bits)], "args": [w.ports[p], p]}
                   for p, s in zip(ports, df.outputs, strict=True)]
     outputs = [{"port": p, "type": f"{hw.top}_{p}_t", "stream": s.name, "tensor": s.tensor, "bits": s.bits,
-                "signed": int(s.signed), "channels": s.channels, "fold": s.fold * s.pack, "beats": s.beats,
+                "signed": int(s.signed), "channels": s.channels, "fold": s.fold, "pack": s.pack, "beats": s.beats,
                 "beat_bits": s.beat_bits, "layout": port_layout(s),
                 "file": "output.hex" if len(ports) == 1 else f"output_{k}.hex"}
                for k, (p, s) in enumerate(zip(ports, df.outputs, strict=True))]

@@ -12,7 +12,10 @@ hw/stream_folds.py inserts the converters between the ports and the layers.
 
 from __future__ import annotations
 
-from hlsgen.hw.model import Stream
+from dataclasses import dataclass
+
+from hlsgen.hw.model import Dataflow, Stream
+from hlsgen.ir import Graph, Op
 
 
 def port_format(s: Stream, io_bits: int) -> Stream:
@@ -24,3 +27,37 @@ def port_format(s: Stream, io_bits: int) -> Stream:
         fold = max(1, io_bits // s.bits)
         return s.refolded(s.name, fold, 1, max(io_bits, 8 * -(-fold * s.bits // 8)))
     return s.refolded(s.name, s.channels, min(s.pixels, io_bits // pixel), io_bits)
+
+
+@dataclass(frozen=True)
+class PortCodes:
+    """How the host turns a port's floats into codes and back (OUT/host/, backends/host.py): the port
+    stream, the frame's IR shape, its quantization (per tensor, or per `axis` of the frame) and, for the
+    input, the rounding of its quantizer."""
+
+    stream: Stream
+    shape: tuple[int, ...]
+    scale: tuple[float, ...]
+    zero_point: tuple[int, ...]
+    axis: int | None  # of the frame (the batch axis removed)
+    lo: int
+    hi: int
+    bipolar: bool
+    rounding: str
+
+
+def port_codes(graph: Graph, df: Dataflow) -> tuple[PortCodes, ...]:
+    """The input port's, then each output port's (in df.outputs order)."""
+    quant_in = next(n for n in graph.nodes if n.op == Op.QUANTIZE_INPUT)
+    tensors = [(df.input, quant_in.outputs[0], str(quant_in.attr("rounding")))]
+    tensors += [(s, n.inputs[0], "") for s, n in zip(df.outputs, [n for n in graph.nodes
+                                                                  if n.op == Op.DEQUANTIZE_OUTPUT], strict=True)]
+    ports = []
+    for s, name, rounding in tensors:
+        t = graph.tensor(name)
+        q = t.qtype
+        assert q is not None
+        ports.append(PortCodes(s, tuple(int(d) for d in t.shape[1:]), tuple(float(v) for v in q.scale.reshape(-1)),
+                               tuple(int(v) for v in q.zero_point.reshape(-1)), None if q.axis is None else q.axis - 1,
+                               q.int.lo, q.int.hi, q.int.bipolar, rounding))
+    return tuple(ports)

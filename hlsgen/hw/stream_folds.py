@@ -42,12 +42,12 @@ def fold_streams(layers: tuple[Layer, ...], streams: Mapping[str, Stream], first
     made: dict[tuple[str, int, int], Stream] = {}  # (stream, fold, pack) -> converted stream
     result: list[Layer] = []
 
-    def convert(s: Stream, fold: int, pack: int, reader: str) -> Stream:
+    def convert(s: Stream, fold: int, pack: int) -> Stream:
         """`s` through the converters that take it to `fold` channels (or `pack` pixels) a beat."""
         for f, k in _path(s, fold, pack):
             if (s.name, f, k) not in made:
                 out = s.refolded(namer(f"{s.name}_p{k}" if k > 1 else f"{s.name}_f{f}"), f, k)
-                result.append(converter(namer(f"layer_convert_{out.name}"), reader, s, out))
+                result.append(converter(namer(f"layer_convert_{out.name}"), s, out))
                 folded[out.name] = made[(s.name, f, k)] = out
             s = made[(s.name, f, k)]
         return s
@@ -57,11 +57,11 @@ def fold_streams(layers: tuple[Layer, ...], streams: Mapping[str, Stream], first
         wanted = [_read_fold(s, MODULES[lay.kind].in_folds(lay, i, s)) for i, s in enumerate(arriving)]
         if len(set(wanted)) > 1:  # two inputs read alike (an add): both whole pixels
             wanted = [s.channels for s in arriving]
-        ins = [convert(s, f, 1, lay.node) for s, f in zip(arriving, wanted, strict=True)]
+        ins = [convert(s, f, 1) for s, f in zip(arriving, wanted, strict=True)]
         result.append(replace(lay, inputs=tuple(s.name for s in ins)))
     outs = []
     for port in outputs:
-        s = convert(folded[port.name], port.fold, port.pack, "")
+        s = convert(folded[port.name], port.fold, port.pack)
         folded[s.name] = _formatted(s, port)  # the port's TDATA width (zero bits above the codes)
         outs.append(folded[s.name])
     return tuple(result), folded, first, tuple(outs)

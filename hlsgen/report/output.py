@@ -12,6 +12,7 @@ import numpy as np
 from hlsgen.backends import Design, hardware_enabled, write_backends
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.dataflow import build_dataflow
+from hlsgen.hw.ports import port_codes
 from hlsgen.ir import format_graph
 from hlsgen.pipeline import Compilation, intermediates
 from hlsgen.report.html import write_html
@@ -29,7 +30,8 @@ def write_compilation(c: Compilation, out_dir: str | Path, inputs: Iterable[Path
     def fill(tmp: Path) -> None:
         if df is not None:
             frames = c.config.hw.frames
-            write_backends(Design(df, c.config.hw, c.graph.name, intermediates(c, frame_inputs(c, frames))), tmp)
+            values = intermediates(c, frame_inputs(c, frames))
+            write_backends(Design(df, c.config.hw, c.graph.name, values, port_codes(c.graph, df)), tmp)
         graphs = tmp / "graph"
         graphs.mkdir()
         for i, (name, g) in enumerate(c.stages):

@@ -65,7 +65,7 @@ def hardware_summary(df: Dataflow, rows: list[dict[str, Any]], hw: HwConfig) -> 
             "multipliers": multipliers, "mac_bound_cycles": -(-macs // multipliers) if multipliers else 0,
             "input_beats_per_frame": df.input.beats,
             "ports": ports_summary(df, hw),
-            "converters": [{"name": lay.name, "reader": lay.node, "from": lay.inputs[0], "to": lay.output,
+            "converters": [{"name": lay.name, "from": lay.inputs[0], "to": lay.output,
                             "step": str(p.step.kind), "cycles": lay.cycles,
                             "resources": layer_resources(lay, df.streams[lay.inputs[0]], df.streams[lay.output],
                                                          family_of(hw.part)).as_dict()}

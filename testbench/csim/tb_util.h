@@ -77,10 +77,11 @@ long channel_code(const ap_uint<W>& beat, int c, int bits, bool is_signed) {
 template <int W>
 class OutputChecker {
   public:
-    // `fold` channels per beat: a pixel's ceil(channels / fold) beats are consecutive
-    OutputChecker(const char* name, int beats, int channels, int fold, int bits, bool is_signed)
-        : name_(name), beats_(beats), fold_(fold), folds_((channels + fold - 1) / fold), bits_(bits),
-          signed_(is_signed), compared_(0), bad_(0) {}
+    // `fold` channels per beat (a pixel's ceil(channels / fold) beats are consecutive), or (a port)
+    // `pack` whole pixels of `channels` codes per beat
+    OutputChecker(const char* name, int beats, int channels, int fold, int pack, int bits, bool is_signed)
+        : name_(name), beats_(beats), channels_(channels), fold_(fold), pack_(pack),
+          folds_((channels + fold - 1) / fold), bits_(bits), signed_(is_signed), compared_(0), bad_(0) {}
 
     bool load(const std::string& path, int frames) {
         if (!read_hex<W>(path, expected_)) return false;
@@ -119,12 +120,13 @@ class OutputChecker {
         compared_++;
         if (got == want) return;
         if (bad_++) return;  // only the first mismatch is described
-        const int px = beat / folds_, base = (beat % folds_) * fold_;
-        for (int c = 0; c < fold_; c++) {
+        const int px = pack_ > 1 ? beat * pack_ : beat / folds_, base = pack_ > 1 ? 0 : (beat % folds_) * fold_;
+        for (int c = 0; c < fold_ * pack_; c++) {
             const long g = channel_code<W>(got, c, bits_, signed_), e = channel_code<W>(want, c, bits_, signed_);
             if (g != e) {
-                std::printf("MISMATCH %s frame %d pixel %d channel %d: expected %ld, got %ld\n", name_, frame, px,
-                            base + c, e, g);
+                const int pixel = px + (pack_ > 1 ? c / channels_ : 0), channel = pack_ > 1 ? c % channels_ : base + c;
+                std::printf("MISMATCH %s frame %d pixel %d channel %d: expected %ld, got %ld\n", name_, frame, pixel,
+                            channel, e, g);
                 return;
             }
         }
@@ -132,7 +134,7 @@ class OutputChecker {
     }
 
     const char* name_;
-    int beats_, fold_, folds_, bits_;
+    int beats_, channels_, fold_, pack_, folds_, bits_;
     bool signed_;
     long compared_, bad_;
     std::vector<ap_uint<W> > expected_;

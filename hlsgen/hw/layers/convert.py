@@ -1,11 +1,11 @@
 """Data-width converters (convert): one stream in another format, inserted by hw/stream_folds.py where a
-producer's fold is not its reader's, and at the ports. Not lowered from an IR node: its layer carries
-the node of the stream's reader. Each is one primitive (hw/convert.py), a split or a join over
-sub-beats: a fold A -> B = A/k (split) or B = k·A (join), groups of a pixel's sub-beats; or whole
-pixels into port beats of `pack` pixels (join) and back (split), one group a frame. One unit in both
-backends: hg_split / hg_join (templates/verilog/rtl/) and split / join (templates/hls/kernels/dwc.h),
-one sub-beat per cycle. Its logic (beat registers, counters, the split multiplexer) is costed by the
-fitted features of every layer: base, in_bits and out_bits of its two beats."""
+producer's fold is not its reader's, and at the ports. Not lowered from an IR node. Each is one
+primitive (hw/convert.py), a split or a join over sub-beats: a fold A -> B = A/k (split) or B = k·A
+(join), groups of a pixel's sub-beats; or whole pixels into port beats of `pack` pixels (join) and
+back (split), one group a frame. One unit in both backends: hg_split / hg_join
+(templates/verilog/rtl/) and split / join (templates/hls/kernels/dwc.h), one sub-beat per cycle. Its
+logic (beat registers, counters, the split multiplexer) is costed by the fitted features of every
+layer: base, in_bits and out_bits of its two beats."""
 
 from __future__ import annotations
 
@@ -38,10 +38,11 @@ def step_between(src: Stream, out: Stream) -> tuple[Convert, int]:
                       f"to {out.fold} x {out.pack} a beat")
 
 
-def converter(name: str, node: str, src: Stream, out: Stream) -> Layer:
-    """The layer turning stream `src` into `out` (the same tensor in another format)."""
+def converter(name: str, src: Stream, out: Stream) -> Layer:
+    """The layer turning stream `src` into `out` (the same tensor in another format). It has no IR node
+    (its node is empty, so no per-node lookup ever finds it in place of the layer of a node)."""
     step, groups = step_between(src, out)
-    layer = Layer(name, node, Kind.CONVERT, (src.name,), out.name, 1, 1, ConvertParams(src.channels, step, groups),
+    layer = Layer(name, "", Kind.CONVERT, (src.name,), out.name, 1, 1, ConvertParams(src.channels, step, groups),
                   {}, 0, 0)
     return layer.with_cycles(cycles(layer, src, out))
 
