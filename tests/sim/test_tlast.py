@@ -137,7 +137,8 @@ def test_testbench_reads_the_vectors_named_by_argv(vivado_binary: tuple[Path, Pa
     # argv wins over a folder named `vectors` in the working directory, both ways round
     bad = _vectors_copy(out / "vectors", tmp_path / "bad", corrupt=True)
     p = subprocess.run([str(binary), str(bad)], cwd=run, capture_output=True, text=True)
-    assert p.returncode == 1 and f"MISMATCH {OUT_STREAM} frame 0 pixel 0" in p.stdout, p.stdout
+    # the corrupted digit is the top of beat 0: pixel 1 (two a beat), channel 3
+    assert p.returncode == 1 and f"MISMATCH {OUT_STREAM} frame 0 pixel 1 channel 3" in p.stdout, p.stdout
     shutil.rmtree(run / "vectors")
     _vectors_copy(out / "vectors", run / "vectors", corrupt=True)
     p = subprocess.run([str(binary), str(out / "vectors")], cwd=run, capture_output=True, text=True)
