@@ -123,7 +123,7 @@ def stored(name: str, work: Path) -> tuple[Dataflow, dict[str, dict[str, float]]
     synthesis: the stored figures of the RTL named in the file)."""
     data = json.loads((ROOT / "tests" / "data" / f"synth_{name}.json").read_text())
     c = DESIGNS[name](work)
-    pins = {r["node"]: Parallelism(r["pe"], r["simd"]) for r in data["layers"]}
+    pins = {r["node"]: Parallelism(r["pe"], r["simd"]) for r in data["layers"] if r["node"]}  # not converters
     df = build_dataflow(c.graph, replace(c.config.hw, layers=MappingProxyType(pins)))
     measured = {r["layer"]: {"dsp": r["dsp"], "lut": r["lut"], "ff": r["ff"], "bram36_eq": r["bram36"]}
                 for r in data["layers"]}

@@ -68,12 +68,13 @@ def fold_streams(layers: tuple[Layer, ...], streams: Mapping[str, Stream], first
 
 
 def _read_fold(s: Stream, can_read: tuple[int, ...]) -> int:
-    """The fold a reader takes `s` at: as it arrives (port beats unpacked to whole pixels) if it can,
-    else the first fold it reads that one converter reaches, else its first."""
+    """The fold a reader takes `s` at, among those whose beats fit WIDEST_BEAT: as it arrives (port beats
+    unpacked to whole pixels) if it can, else the first that one converter reaches, else the first."""
+    fits = [f for f in can_read if f * s.bits <= WIDEST_BEAT] or list(can_read)
     at = s.channels if s.pack > 1 else s.fold
-    if at in can_read:
+    if at in fits:
         return at
-    return next((f for f in can_read if f % at == 0 or at % f == 0), can_read[0])
+    return next((f for f in fits if f % at == 0 or at % f == 0), fits[0])
 
 
 def _formatted(s: Stream, port: Stream) -> Stream:
@@ -104,12 +105,13 @@ def _readers(name: str, layers: tuple[Layer, ...], streams: Mapping[str, Stream]
     """The folds each reader of stream `name` can take."""
     s = streams[name]
     can = [MODULES[lay.kind].in_folds(lay, i, s) for lay in layers for i, n in enumerate(lay.inputs) if n == name]
-    return can + [(s.channels,) for o in outputs if o.name == name]
+    return can + [(o.fold if o.pack == 1 else s.channels,) for o in outputs if o.name == name]  # a port's fold
 
 
 def _choose(can_write: tuple[int, ...], readers: list[tuple[int, ...]], bits: int) -> int:
-    """The first fold every reader takes, else whole pixels if they fit WIDEST_BEAT, else the first."""
-    common = [f for f in can_write if all(f in r for r in readers)]
+    """The first fold every reader takes (within WIDEST_BEAT), else whole pixels if they fit, else the
+    producer's first."""
+    common = [f for f in can_write if all(f in r for r in readers) and f * bits <= WIDEST_BEAT]
     if common:
         return common[0]
     whole = max(can_write)

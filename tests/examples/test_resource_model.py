@@ -38,8 +38,8 @@ def layers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     """(Yosys row, the layer at the row's folding, its dataflow) for every synthesized layer."""
     data = json.loads((DATA / f"synth_{request.param}.json").read_text())
     df, _ = resource_model.stored(request.param, tmp_path_factory.mktemp(request.param))
-    by_node = {lay.node: lay for lay in df.layers}
-    return [({**row, "design": request.param}, by_node[row["node"]], df) for row in data["layers"]]
+    by_name = {lay.name: lay for lay in df.layers}  # converters have no node: match by layer name
+    return [({**row, "design": request.param}, by_name[row["layer"]], df) for row in data["layers"]]
 
 
 def test_every_design_of_the_benchmark_is_stored() -> None:
