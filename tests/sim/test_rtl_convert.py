@@ -220,7 +220,7 @@ def _run(tmp_path: Path, sim: str) -> float:
 
     simulator_env(sim)
     rtl = TEMPLATES / "verilog" / "rtl"
-    sources = [rtl / "hg_split.sv", rtl / "hg_join.sv", HERE / "rtl_convert_tb.sv"]
+    sources = [rtl / "hg_subbeats.sv", rtl / "hg_split.sv", rtl / "hg_join.sv", HERE / "rtl_convert_tb.sv"]
     runner = get_runner(sim)
     t0 = time.monotonic()
     runner.build(sources=[str(s) for s in sources], hdl_toplevel="rtl_convert_tb", build_dir=str(tmp_path / "b"),

@@ -65,8 +65,8 @@ def test_yosys_reads_and_checks(designs: dict[str, Path], name: str) -> None:
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
 
 
-CONVERTERS = [TEMPLATES / "verilog" / "rtl" / "hg_split.sv", TEMPLATES / "verilog" / "rtl" / "hg_join.sv",
-              Path(__file__).resolve().parent / "rtl_convert_tb.sv"]
+CONVERTERS = [TEMPLATES / "verilog" / "rtl" / f for f in ("hg_subbeats.sv", "hg_split.sv", "hg_join.sv")] + \
+    [Path(__file__).resolve().parent / "rtl_convert_tb.sv"]
 
 
 def _lint_converters(files: list[Path]) -> subprocess.CompletedProcess[str]:

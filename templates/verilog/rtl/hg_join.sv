@@ -8,7 +8,7 @@
 // may be taken and refilled in the same cycle, and sub-beats other than a beat's last are taken while
 // a full output beat waits, so with both sides ready one sub-beat enters every cycle, no bubbles.
 // in_ready depends on out_ready (combinationally, as in hg_fork) and on state; out_* are registers.
-// Counters only: j (sub-beat of the beat) and g (beat of the group), each wrapping at a constant.
+// The counters are hg_subbeats'.
 module hg_join #(
     parameter int W = 8,
     parameter int S = 1,
@@ -26,19 +26,11 @@ module hg_join #(
     localparam int G = (S + K - 1) / K;  // output beats per group
     localparam int L = S - (G - 1) * K;  // sub-beats of a group's last output beat, 1 .. K
     localparam int PAD = (K - L) * W;    // zero bits above them
-    localparam int JW = K > 1 ? $clog2(K) : 1;
-    localparam int GW = G > 1 ? $clog2(G) : 1;
-    localparam int LK = K - 1;
-    localparam int LL = L - 1;
-    localparam int LG = G - 1;
 
     logic [K*W-1:0] beat;  // the output beat this cycle's sub-beat completes
-    logic [JW-1:0] j;
-    logic [GW-1:0] g;
     logic end_group, last, take;
 
-    assign end_group = g == LG[GW-1:0];
-    assign last = end_group ? j == LL[JW-1:0] : j == LK[JW-1:0];
+    hg_subbeats #(.S(S), .K(K)) u_count (.clk(clk), .rst_n(rst_n), .step(take), .last(last), .end_group(end_group));
     assign in_ready = !last || !out_valid || out_ready;
     assign take = in_valid && in_ready;
 
@@ -59,20 +51,8 @@ module hg_join #(
     end
 
     always_ff @(posedge clk) begin
-        if (!rst_n) begin
-            out_valid <= 1'b0;
-            j <= '0;
-            g <= '0;
-        end else begin
-            if (take && last) out_valid <= 1'b1;
-            else if (out_ready) out_valid <= 1'b0;
-            if (take) begin
-                if (!last) j <= j + 1'b1;
-                else begin
-                    j <= '0;
-                    g <= end_group ? '0 : g + 1'b1;
-                end
-            end
-        end
+        if (!rst_n) out_valid <= 1'b0;
+        else if (take && last) out_valid <= 1'b1;
+        else if (out_ready) out_valid <= 1'b0;
     end
 endmodule

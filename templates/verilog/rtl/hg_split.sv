@@ -6,8 +6,8 @@
 // The input beat sits in a shift register whose low W bits are out_data (registered: latency 1 cycle).
 // The next input beat is taken in the cycle the current one's last sub-beat leaves, so with both sides
 // ready one sub-beat leaves every cycle, no bubbles. in_ready depends on out_ready (combinationally,
-// as in hg_fork) and on state; nothing goes from in_* to out_* without a register. Counters only:
-// j (sub-beat of the beat) and g (beat of the group), each wrapping at a constant.
+// as in hg_fork) and on state; nothing goes from in_* to out_* without a register. The counters are
+// hg_subbeats'.
 module hg_split #(
     parameter int W = 8,
     parameter int S = 1,
@@ -22,22 +22,14 @@ module hg_split #(
     output logic           out_valid,
     input  logic           out_ready
 );
-    localparam int G = (S + K - 1) / K;  // input beats per group
-    localparam int L = S - (G - 1) * K;  // sub-beats of a group's last input beat, 1 .. K
-    localparam int JW = K > 1 ? $clog2(K) : 1;
-    localparam int GW = G > 1 ? $clog2(G) : 1;
-    localparam int LK = K - 1;
-    localparam int LL = L - 1;
-    localparam int LG = G - 1;
-
     logic [K*W-1:0] beat;  // the current input beat, shifted down one sub-beat per output beat
     logic full;
-    logic [JW-1:0] j;
-    logic [GW-1:0] g;
-    logic end_group, last, pop, load;
+    logic last, pop, load;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic end_group;  // the counters' (a split drops a group's padding by `last` alone)
+    /* verilator lint_on UNUSEDSIGNAL */
 
-    assign end_group = g == LG[GW-1:0];
-    assign last = end_group ? j == LL[JW-1:0] : j == LK[JW-1:0];
+    hg_subbeats #(.S(S), .K(K)) u_count (.clk(clk), .rst_n(rst_n), .step(pop), .last(last), .end_group(end_group));
     assign out_valid = full;
     assign out_data = beat[W-1:0];
     assign pop = full && out_ready;
@@ -50,20 +42,8 @@ module hg_split #(
     end
 
     always_ff @(posedge clk) begin
-        if (!rst_n) begin
-            full <= 1'b0;
-            j <= '0;
-            g <= '0;
-        end else begin
-            if (load) full <= 1'b1;
-            else if (pop && last) full <= 1'b0;
-            if (pop) begin
-                if (!last) j <= j + 1'b1;
-                else begin
-                    j <= '0;
-                    g <= end_group ? '0 : g + 1'b1;
-                end
-            end
-        end
+        if (!rst_n) full <= 1'b0;
+        else if (load) full <= 1'b1;
+        else if (pop && last) full <= 1'b0;
     end
 endmodule
