@@ -93,7 +93,7 @@ def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
     rq = unit.requant_shape(layer, x)
     if rq:
         f["rq_bits"] = rq.units * (rq.operand_bits + rq.mult_bits) * (2 if rq.two_step else 1)
-    f.update(unit.features(layer, x, out))
     f["in_bits"] = x.data_bits
     f["out_bits"] = out.data_bits
+    f.update(unit.features(layer, x, out))  # a kind costed structurally zeroes the common ones
     return f
