@@ -59,7 +59,7 @@ def test_replay_is_bit_exact_on_every_layer(good: dict[str, Any], grid: Path) ->
     assert r["testbench"] == "sv-replay" and r["end"] == "done"
     meta = _meta(grid)
     assert r["passed"] and r["mismatches"] == 0 and r["beats"] == r["expected_beats"] == \
-        3 * meta["outputs"][0]["beats_per_frame"] == 3 * 2  # a 10-code output pixel: 8 + 2 codes at 64 bits
+        3 * meta["outputs"][0]["beats_per_frame"] == 3 * 2  # a 10-code output pixel: 2 beats of 5 at 64 bits
     assert [row["stream"] for row in r["layers"]] == [lay["name"] for lay in meta["layers"]]
     for row, lay in zip(r["layers"], meta["layers"], strict=True):
         assert row["first_mismatch"] is None and row["beats"] == row["expected_beats"] == 3 * lay["beats_per_frame"]

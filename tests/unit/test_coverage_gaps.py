@@ -144,9 +144,9 @@ def test_cycle_model_of_every_layer_kind(kinds: tuple[Any, Any, dict[str, Any]])
     got = {lay.node: (lay.kind, lay.cycles) for lay in df.layers if lay.kind != Kind.CONVERT}
     assert got == CYCLES
     # the ports at 64 bits (docs/streams.md): 2 input pixels of 4 x 8 bits a beat, split one a cycle
-    # (42 pixels); the 10 output codes as 8 + 2, through 5 sub-beats of 2 codes (gcd(10, 8))
+    # (42 pixels); the 10 output codes as two beats of 5 (hw/ports.port_fold), one split
     converters = [(lay.node, lay.cycles) for lay in df.layers if lay.kind == Kind.CONVERT]
-    assert converters == [("", 42), ("", 5), ("", 5)]
+    assert converters == [("", 42), ("", 2)]
     assert {lay.node: (lay.pe, lay.simd) for lay in df.layers if lay.node in FOLDS} == \
         {n: (f["pe"], f.get("simd", 1)) for n, f in FOLDS.items()}
     assert df.cycles_per_frame == 1512 and report["hardware"]["cycles_per_frame"] == 1512

@@ -2,7 +2,7 @@
 model and the test vectors it wrote.
 
 Three designs cover the port formats and orders (docs/streams.md): an MLP (a 64-code input pixel at
-64 bits: 8 beats of 8; 10 outputs: 8 + 2 codes), a conv net on an NCHW image (3-channel pixels packed
+64 bits: 8 beats of 8; 10 outputs: 2 beats of 5), a conv net on an NCHW image (3-channel pixels packed
 two a beat, the input streamed channels-innermost) and the NHWC model (the input streamed in its own
 order). Each checks, with integers compared for equality:
   - quantize_input(float input) equals the golden model's input codes (both roundings in the QDQ net);
