@@ -100,7 +100,9 @@ def test_negative_control_without_rate_sizing_is_slower(name: str, tmp_path: Pat
     assert time_network(df, hw, frames=3, drain=False).cycles_per_frame > df.cycles_per_frame
 
 
-def test_beats_over_4096_bits_are_refused(tmp_path: Path) -> None:
+def test_pixels_over_4096_bits_are_folded_and_a_forced_one_is_refused(tmp_path: Path) -> None:
+    """520 x 8-bit channels (4,160 bits a pixel): the stream between c1 and c2 is folded (docs/streams.md),
+    so the HLS backend renders; the same pixels forced whole at the input port (hw.io_bits 0) are refused."""
     (tmp_path / "m.yaml").write_text("""
 name: too_wide
 input: {name: x, shape: [4, 3, 3]}
@@ -110,7 +112,19 @@ layers:
 """)
     c = compile_model(tmp_path / "m.yaml", config_from_dict({}, "t"))
     df = build_dataflow(c.graph, c.config.hw)
-    with pytest.raises(HlsgenError, match=r"stream \S+ \(read by layer_c2\) has 4160-bit beats .* 4096-bit limit"):
+    c1 = df.streams[next(lay.output for lay in df.layers if lay.node == "c1")]
+    assert c1.channels == 520 and c1.fold < 520 and max(s.beat_bits for s in df.streams.values()) <= 4096
+    hls.hls_context(df, c.config.hw)  # renders
+    (tmp_path / "w.yaml").write_text("""
+name: too_wide_input
+input: {name: x, shape: [520, 3, 3]}
+layers:
+  - {name: c1, op: conv, filters: 4, kernel: 1}
+""")
+    c = compile_model(tmp_path / "w.yaml", config_from_dict({"hw": {"io_bits": 0}}, "t"))
+    df = build_dataflow(c.graph, c.config.hw)
+    # the whole input pixel reaches the converter in front of c1 (a fold c1 reads): that stream is refused
+    with pytest.raises(HlsgenError, match=r"stream x_q \(read by layer_convert_x_q_f\d+\) has 4160-bit beats"):
         hls.hls_context(df, c.config.hw)
 
 

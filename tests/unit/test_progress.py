@@ -225,8 +225,8 @@ def test_synth_shows_every_run(tmp_path: Path, capsys: pytest.CaptureFixture[str
         result = synthesize(out, yosys=yosys, use_cache=False)
     lines = capsys.readouterr().err.splitlines()
     runs = [r["name"] for r in (*result["layers"], result["glue"])]
-    n = len(runs)  # 3 layers, 3 port converters (64-bit ports, docs/streams.md) and the glue
-    assert n == 7 and len(lines) == n + 1, lines
+    n = len(runs)  # 3 layers, 2 port converters (64-bit ports, docs/streams.md) and the glue
+    assert n == 6 and len(lines) == n + 1, lines
     for i, line in enumerate(lines[:n], 1):
         assert re.fullmatch(rf"\[synth\] (\w+) done {i}/{n} \(\d+\.\d s\)", line), line
     assert sorted(line.split()[1] for line in lines[:n]) == sorted(runs)

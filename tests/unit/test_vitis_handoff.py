@@ -182,7 +182,7 @@ layers:
 # ---- the 4096-bit beat guard ----------------------------------------------------------------------------------------
 
 
-def _wide(tmp_path: Path, channels: int) -> list[str]:
+def _wide(tmp_path: Path, channels: int, hw: dict | None = None) -> list[str]:
     (tmp_path / "wide.yaml").write_text(f"""
 name: wide
 input: {{name: x, shape: [4, 3, 3]}}
@@ -190,16 +190,35 @@ layers:
   - {{name: c1, op: conv, filters: {channels}, kernel: 1}}
   - {{name: c2, op: conv, filters: 4, kernel: 1}}
 """)
-    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump({"hw": {"rtl": {"enabled": False}, "tlast": True}}))
+    cfg = {"rtl": {"enabled": False}, "tlast": True, **(hw or {})}
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump({"hw": cfg}))
     return ["compile", str(tmp_path / "wide.yaml"), "-c", str(tmp_path / "cfg.yaml"), "-o", str(tmp_path / "out")]
 
 
-def test_beats_over_4096_bits_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    assert main(_wide(tmp_path, 513)) == 2
+def test_pixels_over_4096_bits_are_folded(tmp_path: Path) -> None:
+    """513 x 8-bit channels: c1's stream is folded (docs/streams.md); no HLS stream over 4096 bits."""
+    assert main(_wide(tmp_path, 513)) == 0
+    top = (tmp_path / "out" / "hls" / "src" / "top.cpp").read_text()
+    widths = [int(w) for w in re.findall(r"hls::stream<ap_uint<(\d+)> >", top)]
+    assert widths and max(widths) <= 4096 and "hlsgen::join<" in top + "hlsgen::split<"
+
+
+def test_a_forced_wide_port_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """hw.io_bits 0 keeps whole pixels at the ports: a 513-channel output pixel is refused in one line."""
+    (tmp_path / "wide.yaml").write_text("""
+name: wide
+input: {name: x, shape: [4, 3, 3]}
+layers:
+  - {name: c1, op: conv, filters: 513, kernel: 1}
+""")
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump({"hw": {"rtl": {"enabled": False}, "io_bits": 0}}))
+    assert main(["compile", str(tmp_path / "wide.yaml"), "-c", str(tmp_path / "cfg.yaml"), "-o",
+                 str(tmp_path / "out")]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("hlsgen:")]
     assert len(err) == 1
-    assert re.fullmatch(r"hlsgen: error: HLS: stream c1 \(read by layer_c2\) has 4104-bit beats \(513 channels x 8 "
-                        r"bits\), over Vitis's 4096-bit limit \(hw\.hls\.enabled: false skips the HLS backend\)",
+    assert re.fullmatch(r"hlsgen: error: HLS: stream c1\S* \(read by the output port\) has 4104-bit beats "
+                        r"\(513 channels x 8 bits\), over Vitis's 4096-bit limit "
+                        r"\(hw\.hls\.enabled: false skips the HLS backend\)",
                         err[0])
     assert not (tmp_path / "out" / "hls").exists()
 
