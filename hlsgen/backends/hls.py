@@ -220,7 +220,8 @@ MAX_BEAT_BITS = WIDEST_BEAT  # Vitis HLS: the widest ap_uint a stream or a regis
 
 def check_beat_widths(df: Dataflow, codes: list[LayerCode]) -> None:
     """Refuse, at compile time, a stream beat (or an average pool's sums beat) wider than Vitis's
-    4096 bits. We do not split wide beats: the stream contract is one pixel per beat."""
+    4096 bits. hw/stream_folds.py folds every stream whose whole pixel is wider, so only a width the
+    user forces (hw.io_bits 0 on a wide port) or a sums beat can reach this."""
     for s in [df.input, *df.streams.values()]:
         if s.beat_bits > MAX_BEAT_BITS:
             readers = [lay.name for lay in df.consumers(s.name)] or ["the output port"]

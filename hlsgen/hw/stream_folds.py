@@ -14,10 +14,10 @@ PE, SIMD and requant units are known.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import replace
 
+from hlsgen.hw.convert import fold_change
 from hlsgen.hw.layers import MODULES
 from hlsgen.hw.layers.convert import converter
 from hlsgen.hw.model import Layer, Stream
@@ -83,18 +83,14 @@ def _formatted(s: Stream, port: Stream) -> Stream:
 
 def _path(s: Stream, fold: int, pack: int) -> list[tuple[int, int]]:
     """The formats (fold, pack) a stream goes through from `s` to (fold, pack), one converter each:
-    port beats to whole pixels, a fold change (A -> B directly where one divides the other, else
-    through gcd(A, B)), whole pixels to port beats."""
+    port beats to whole pixels, a fold change (hw/convert.fold_change: A -> B directly where one
+    divides the other, else through gcd(A, B)), whole pixels to port beats."""
     steps: list[tuple[int, int]] = []
     at = s.fold
     if s.pack > 1:
         steps.append((s.channels, 1))
     target = s.channels if pack > 1 else fold
-    if at != target:
-        g = math.gcd(at, target)
-        if g not in (at, target):
-            steps.append((g, 1))
-        steps.append((target, 1))
+    steps += [(step.out_bits // s.bits, 1) for step in fold_change(s.channels, s.bits, at, target)]
     if pack > 1:
         steps.append((s.channels, pack))
     return steps
