@@ -41,6 +41,7 @@ from hlsgen.interop.ort import ort_integers, ort_reference, ort_version
 from hlsgen.ir import Graph, Node
 from hlsgen.ir.epilogue import Epilogue, two_step
 from hlsgen.ir.ops import INTEGER_LAYER_OPS, LAYOUT_OPS
+from hlsgen.passes.absorb_qdq import FORK_REQUANT
 from hlsgen.passes.calibrate import EXACT_OUTPUT
 from hlsgen.pipeline import Compilation, compile_model, intermediates
 from hlsgen.support.identifiers import shown
@@ -109,7 +110,15 @@ def ort_codes(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]) -> np.ndarra
     p = g.producer(tensor)
     if not _names(g, tensor, ort) and p is not None and p.op in LAYOUT_OPS:
         return KERNELS[p.op](p, g, [ort_codes(g, p.inputs[0], ort)])
+    if not _names(g, tensor, ort) and p is not None and tensor in forked_tensors(g):
+        return KERNELS[p.op](p, g, _fed_inputs(g, p, ort))  # the exact value, from onnxruntime's inputs
     return ort[ort_name(g, tensor, ort)].astype(np.int64)
+
+
+def forked_tensors(g: Graph) -> set[str]:
+    """Tensors the model quantizes differently on several branches: hlsgen holds their exact value,
+    onnxruntime none (passes/absorb_qdq.FORK_REQUANT); their branches are compared fed through them."""
+    return {str(note.data["tensor"]) for note in g.notes if note.kind == FORK_REQUANT}
 
 
 def _output_view(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]
@@ -155,9 +164,10 @@ def _diff(g: Graph, n: Node, ort: Mapping[str, np.ndarray], ours: np.ndarray) ->
 
 def compared_layers(g: Graph) -> list[Node]:
     """The integer layers whose output onnxruntime also computes as codes (not a layer whose output the
-    model leaves in float, which hlsgen outputs as its exact sum: passes/calibrate.EXACT_OUTPUT)."""
-    exact = {note.node for note in g.notes if note.kind == EXACT_OUTPUT}
-    return [n for n in g.nodes if n.op in COMPARED_OPS and n.name not in exact]
+    model leaves in float, which hlsgen outputs as its exact sum: passes/calibrate.EXACT_OUTPUT; nor the
+    producer of a forked tensor, whose branches are compared through it)."""
+    exact, forked = {note.node for note in g.notes if note.kind == EXACT_OUTPUT}, forked_tensors(g)
+    return [n for n in g.nodes if n.op in COMPARED_OPS and n.name not in exact and n.outputs[0] not in forked]
 
 
 def fed_differences(g: Graph, ort: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

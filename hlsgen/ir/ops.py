@@ -60,6 +60,7 @@ class Op(str, Enum):
     GELU = "Gelu"
     DEPTH_TO_SPACE = "DepthToSpace"
     TRUNC = "Trunc"
+    IDENTITY = "Identity"  # the same value under another quantizer: one branch of a multiply-quantized tensor
     # integer graph (after quantize)
     QUANTIZE_INPUT = "QuantizeInput"
     QCONV = "QConv"
@@ -150,6 +151,7 @@ SPECS: Mapping[Op, OpSpec] = MappingProxyType({
     Op.DEPTH_TO_SPACE: _spec(1, blocksize=REQUIRED, mode="DCR"),
     # QONNX Trunc: y = (f(round(x/in_scale + in_zp) / 2^shift) - out_zp) * out_scale, f = floor/ceil/round
     Op.TRUNC: _spec(1, in_scale=REQUIRED, in_zp=0, shift=REQUIRED, trunc_mode="FLOOR", out_scale=REQUIRED, out_zp=0),
+    Op.IDENTITY: _spec(1),
     Op.QUANTIZE_INPUT: _spec(1, rounding="half_even"),
     Op.QCONV: _spec((3, 4), **_WINDOW, group=1, pad_value=REQUIRED, **_LAYER_INT),
     Op.QGEMM: _spec(3, **_LAYER_INT),
