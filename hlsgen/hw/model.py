@@ -24,9 +24,6 @@ if TYPE_CHECKING:
     from hlsgen.hw.fold import Folding
 
 
-WIDEST_BEAT = 4096  # bits: the widest stream (or register) Vitis HLS takes (AP_INT_MAX_W)
-
-
 class Kind(str, Enum):
     """The hardware layer kinds: one unit each in both backends (hw/layers/ has a module per unit).
     A `str` enum, so report.json and the templates print the plain name."""

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from hlsgen.hw.convert import fold_change
+from hlsgen.hw.convert import WIDEST_BEAT, fold_change
 from hlsgen.hw.layers import MODULES
 from hlsgen.hw.layers.convert import converter
-from hlsgen.hw.model import WIDEST_BEAT, Layer, Stream
+from hlsgen.hw.model import Layer, Stream
 from hlsgen.support.names import Namer
 
 

@@ -24,9 +24,10 @@ from hlsgen import compile_model  # noqa: E402
 from hlsgen.backends.hls import hls_context  # noqa: E402
 from hlsgen.config.compile import config_from_dict  # noqa: E402
 from hlsgen.frontend import from_onnx_model  # noqa: E402
+from hlsgen.hw.convert import WIDEST_BEAT  # noqa: E402
 from hlsgen.hw.dataflow import build_dataflow  # noqa: E402
 from hlsgen.hw.layers import pool  # noqa: E402
-from hlsgen.hw.model import WIDEST_BEAT, Kind  # noqa: E402
+from hlsgen.hw.model import Kind  # noqa: E402
 from hlsgen.report.output import write_compilation  # noqa: E402
 from hlsgen.tools.csim import csim  # noqa: E402
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from hlsgen.config.hw import HwConfig
 from hlsgen.devices.families import Family
+from hlsgen.hw.convert import WIDEST_BEAT
 from hlsgen.hw.cost import NONE, RequantShape, Resources, memory
 from hlsgen.hw.layers.common import (
     Lowered,
@@ -33,7 +34,7 @@ from hlsgen.hw.layers.common import (
     window_of,
     window_rows,
 )
-from hlsgen.hw.model import WIDEST_BEAT, Kind, Layer, Stream
+from hlsgen.hw.model import Kind, Layer, Stream
 from hlsgen.hw.packing import code_range
 from hlsgen.hw.params import AvgPoolParams, MaxPoolParams, Window
 from hlsgen.ir import Graph, Node, Op
