@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from hlsgen.backends.hls_layers import LayerCode, layer_code, window_schedule
+from hlsgen.backends.hls_layers import LayerCode, layer_code, window_beats, window_schedule
 from hlsgen.backends.render import TEMPLATES, TESTBENCH, copy_tree, render
 from hlsgen.config.hw import HwConfig
 from hlsgen.errors import HlsgenError
@@ -256,7 +256,7 @@ def rate_depths(df: Dataflow, codes: list[LayerCode]) -> dict[tuple[str, str], i
         layer = next(lay for lay in df.layers if lay.name == code.name)
         k = {c["name"]: c["value"] for c in code.consts}
         reads, emits = window_schedule({g: k[g] for g in GEOMETRY})
-        windows_after = int(emits[np.flatnonzero(reads)[-1] + 1:].sum()) / (k["K_H"] * k["K_W"])  # beats a window
+        windows_after = int(emits[np.flatnonzero(reads)[-1] + 1:].sum()) / window_beats(k)
         tail = windows_after * layer.cycles / k["OUT_PIXELS"]
         src = layer.inputs[0]
         if src in producers:  # the network input may simply wait; a layer may not
@@ -278,8 +278,8 @@ def window_fifo_depth(code: LayerCode, layer: Layer) -> int:
     reads, emits = window_schedule({g: k[g] for g in GEOMETRY})
     fill = int(np.argmax(emits))  # read-only iterations before the first tap
     per_window = layer.cycles / k["OUT_PIXELS"]
-    return max(FIFO_MARGIN, k["K_H"] * k["K_W"] * max(1, math.ceil(fill / per_window)))  # beats a window
+    return max(FIFO_MARGIN, window_beats(k) * max(1, math.ceil(fill / per_window)))
 
 
 GEOMETRY = ("IN_H", "IN_W", "K_H", "K_W", "STRIDE_H", "STRIDE_W", "DIL_H", "DIL_W", "PAD_T", "PAD_L", "PAD_B", "PAD_R",
-            "OUT_H", "OUT_W")
+            "OUT_H", "OUT_W", "TAP_FOLDS")

@@ -18,7 +18,7 @@ import numpy as np
 
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.layers import mvu, pool
-from hlsgen.hw.layers.common import beat_window
+from hlsgen.hw.layers.common import beat_window, fold_major_window
 from hlsgen.hw.layers.mvu import hls_packs_pairs, hls_weight_rom, requant_units, weight_words
 from hlsgen.hw.model import MVU_KINDS, POOL_KINDS, Dataflow, Kind, Layer, Stream
 from hlsgen.hw.packing import folded, per_channel
@@ -147,11 +147,15 @@ def _window(code: LayerCode, layer: Layer, x: Stream) -> None:
     if not isinstance(pad, int):
         raise HlsgenError(f"layer {layer.name}: padding needs one integer code, got {pad!r}")
     code.window = needs_window(layer)
-    bw = beat_window(w, x.folds)  # the generator's view of a folded stream: a tap is x.folds beats
+    # the generator's view of a folded stream: a tap is x.folds beats, or (a depthwise conv reading PE
+    # channels a beat) the window is emitted one fold at a time
+    fold_major = layer.kind in MVU_KINDS and mvu.reads_fold_major(layer, x)
+    bw = fold_major_window(w, x.folds) if fold_major else beat_window(w, x.folds)
     (kh, kw), (sh, sw), (dh, dw) = bw.kernel, bw.strides, bw.dilations
     t, left, b, r = bw.pads
     geo = dict(IN_H=bw.in_h, IN_W=bw.in_w, K_H=kh, K_W=kw, STRIDE_H=sh, STRIDE_W=sw, DIL_H=dh, DIL_W=dw,
-               PAD_T=t, PAD_L=left, PAD_B=b, PAD_R=r, OUT_H=bw.out_h, OUT_W=bw.out_w)
+               PAD_T=t, PAD_L=left, PAD_B=b, PAD_R=r, OUT_H=bw.out_h, OUT_W=bw.out_w,
+               TAP_FOLDS=x.folds if fold_major else 1)
     nrows = line_buffer_rows(geo)
     code.const(**geo, CIN=w.in_c, BEAT_C=x.fold, PAD_VALUE=pad, TAPS=w.taps, OUT_PIXELS=w.out_h * w.out_w,
                IN_PIXELS=w.in_h * w.in_w, NROWS=nrows, ROW0_SLOT=(-t) % nrows)
@@ -174,9 +178,9 @@ class WindowCounters:
     def __init__(self, geo: dict[str, int]) -> None:
         self.g = geo
         self.span_h = geo["DIL_H"] * (geo["K_H"] - 1) + 1
-        self.span_w = geo["DIL_W"] * (geo["K_W"] - 1) + 1
+        self.span_w = geo["DIL_W"] * (geo["K_W"] - 1) + geo["TAP_FOLDS"]  # the last fold's last tap
         self.nrows = line_buffer_rows(geo)
-        self.taps = geo["K_H"] * geo["K_W"]
+        self.taps = window_beats(geo)
         self.total = geo["OUT_H"] * geo["OUT_W"] * self.taps
         self.wr = self.wc = self.n_emit = 0
 
@@ -207,6 +211,11 @@ class WindowCounters:
         self.wc += 1
         if self.wc == self.g["IN_W"]:
             self.wc, self.wr = 0, self.wr + 1
+
+
+def window_beats(geo: dict[str, int]) -> int:
+    """Beats the generator emits per window: its taps, TAP_FOLDS times (sliding_window.h)."""
+    return geo["K_H"] * geo["K_W"] * geo["TAP_FOLDS"]
 
 
 def window_schedule(geo: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:

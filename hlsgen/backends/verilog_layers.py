@@ -31,7 +31,7 @@ from hlsgen.backends.verilog_values import (
 )
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.layers import mvu, pool
-from hlsgen.hw.layers.common import beat_window
+from hlsgen.hw.layers.common import beat_window, fold_major_window
 from hlsgen.hw.layers.mvu import lut_multipliers, packs_pairs, requant_units, weight_words
 from hlsgen.hw.model import MVU_KINDS, POOL_KINDS, Dataflow, Kind, Layer, Stream
 from hlsgen.hw.packing import padded, per_channel
@@ -120,15 +120,18 @@ def _requant_common(rq: Requant, out: Stream, shift: np.ndarray) -> list[Param]:
 
 
 # ---- windows -------------------------------------------------------------------------------------
-def _window(x: Stream, geo: Window, repeat: int, pad: Param) -> tuple[Param, ...]:
-    """hg_window over the stream's beats (a folded stream: common.beat_window, a tap of x.folds beats)."""
-    bw = beat_window(Window(geo.kernel, geo.strides, geo.pads, geo.dilations, x.height, x.width, x.channels,
-                            geo.out_h, geo.out_w, geo.out_c), x.folds)
+def _window(x: Stream, geo: Window, repeat: int, pad: Param, fold_major: bool = False) -> tuple[Param, ...]:
+    """hg_window over the stream's beats (a folded stream: common.beat_window, a tap of x.folds beats;
+    `fold_major`: common.fold_major_window, the window repeated once per fold, shifted a beat each)."""
+    pixels = Window(geo.kernel, geo.strides, geo.pads, geo.dilations, x.height, x.width, x.channels,
+                    geo.out_h, geo.out_w, geo.out_c)
+    bw = fold_major_window(pixels, x.folds) if fold_major else beat_window(pixels, x.folds)
     names = ("IN_H", "IN_W", "KH", "KW", "SH", "SW", "DH", "DW", "PT", "PL", "OUT_H", "OUT_W")
     values = (bw.in_h, bw.in_w, *bw.kernel, *bw.strides, *bw.dilations, bw.pads[0], bw.pads[1],
               bw.out_h, bw.out_w)
+    step = (Param("REP_STEP", 1),) if fold_major else ()
     return (Param("WIDTH", x.data_bits), *(Param(n, int(v)) for n, v in zip(names, values, strict=True)),
-            Param("REPEAT", repeat), pad)
+            Param("REPEAT", repeat), *step, pad)
 
 
 def _gemm_geometry(x: Stream) -> Window:
@@ -148,7 +151,7 @@ def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
     kk = geo.taps
     words = hex_words(weight_words(layer, x), p.weight_bits)
     mem = f"{top}_{layer.name}_w.mem"
-    window = _window(x, geo, nf, pad_word(int(p.pad_value or 0), x.fold, x.bits))
+    window = _window(x, geo, nf, pad_word(int(p.pad_value or 0), x.fold, x.bits), mvu.reads_fold_major(layer, x))
     group = p.group if layer.kind == Kind.CONV else 1
     pack = packs_pairs(layer, x)
     params = [Param("CIN", x.channels), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("COUT", cout),
@@ -160,7 +163,7 @@ def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
               Param("MEM_FILE", mem), *_mvu_epilogue(layer, df, nf * pe, _pack_bias_offset(layer, x, pack))]
     if out.fold < cout:  # a folded output stream: groups of RQ requant lanes a beat (hg_collect)
         params += [Param("OBG", out.fold // requant_units(layer, x)), Param("OUTW", out.data_bits)]
-    if x.fold < x.channels:  # a folded input: one SIMD slice a beat
+    if x.fold < x.channels:  # a folded input: one SIMD slice (depthwise: one PE fold) a beat
         params.append(flag("IN_FOLDED", True))
     return Unit(layer.name, "hg_mvu", window, x.data_bits, tuple(params), mem, tuple(words))
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from hlsgen.backends.hls import hls_context
+from hlsgen.backends.hls import GEOMETRY, hls_context
 from hlsgen.backends.hls_layers import WindowCounters, window_schedule
 from hlsgen.config.hw import HwConfig
 from hlsgen.hw.model import Dataflow
@@ -125,8 +125,7 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
         return [Process(f"axis_last({args[1]})", "", n, _ops(n, [("r", args[0], idx), ("w", args[1], idx)]),
                         DEPTH["fork"])]
     if func == "sliding_window":
-        geo = {g: k[g] for g in ("IN_H", "IN_W", "K_H", "K_W", "STRIDE_H", "STRIDE_W", "DIL_H", "DIL_W", "PAD_T",
-                                 "PAD_L", "PAD_B", "PAD_R", "OUT_H", "OUT_W")}
+        geo = {g: k[g] for g in GEOMETRY}
         reads, _ = window_schedule(geo)
         return [Process(f"sliding_window({layer})", layer, reads.size, [(0, (), ())], DEPTH["window"], geo,
                         (args[0], args[1]))]
@@ -137,7 +136,10 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
         i = np.arange(n)
         within = i % per_px
         folded_in = k["IN_FOLD"] < k["CIN"]  # one beat per step of the first output fold
-        acc = [("r", args[0], np.flatnonzero(within < taps * sf)[::1 if folded_in else sf])]
+        reads = np.flatnonzero(within < taps * sf)[::1 if folded_in else sf]
+        if folded_in and k["GROUPS"] == k["COUT"] and k["CIN_G"] == 1:
+            reads = i  # a depthwise conv reading PE channels a beat: one beat every step (fold-major window)
+        acc = [("r", args[0], reads)]
         if func.endswith("_residual"):
             acc.append(("r", args[1], _every(n, per_px, 0)))
         if not func.startswith("mvu_shared"):

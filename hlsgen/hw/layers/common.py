@@ -155,6 +155,17 @@ def beat_window(w: Window, folds: int) -> Window:
                   w.in_w * folds, w.in_c, w.out_h, w.out_w, w.out_c)
 
 
+def fold_major_window(w: Window, folds: int) -> Window:
+    """The window over a stream of `folds` beats a pixel for a unit that takes one fold's taps at a
+    time (a depthwise conv reading PE channels a beat): in beats, the pixel window dilated by `folds`
+    along the width, emitted `folds` times per output pixel, the f-th time shifted by f beats (fold f
+    of every tap: HLS TAP_FOLDS, hg_window REPEAT with REP_STEP 1). Same windows (out_h x out_w)."""
+    (kh, kw), (sh, sw), (dh, dw) = w.kernel, w.strides, w.dilations
+    t, left, b, r = w.pads
+    return Window((kh, kw), (sh, sw * folds), (t, left * folds, b, r * folds), (dh, dw * folds), w.in_h,
+                  w.in_w * folds, w.in_c, w.out_h, w.out_w, w.out_c)
+
+
 def no_requant(layer: Layer, x: Stream) -> RequantShape | None:
     return None
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from hlsgen.config.hw import HwConfig
 from hlsgen.devices.families import Family
+from hlsgen.hw.convert import WIDEST_BEAT
 from hlsgen.hw.cost import NONE, RequantShape, Resources, dsp_slices, rom
 from hlsgen.hw.layers.common import (
     Lowered,
@@ -267,21 +268,33 @@ def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
 def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
     """A beat of the R requant units per fold (requant_units), or the whole pixel (hg_collect, FoldedBeat);
     R channels a beat only where the units' folds are the stream's, ceil(Cout/R) of them (time-shared
-    units of a last PE fold with R or more padding lanes would write beats of padding only)."""
+    units of a last PE fold with R or more padding lanes would write beats of padding only); there a
+    pixel over WIDEST_BEAT goes PE channels a beat."""
     r = requant_units(layer, x)
     if math.ceil(out.channels / layer.pe) * layer.pe // r != math.ceil(out.channels / r):
-        return (out.channels,)
+        # a pixel over WIDEST_BEAT: PE channels a beat (PE/R groups, padding groups zero)
+        return (layer.pe, out.channels) if out.channels * out.bits > WIDEST_BEAT else (out.channels,)
     return lane_folds(out.channels, r)
 
 
 def in_folds(layer: Layer, index: int, s: Stream) -> tuple[int, ...]:
     """A dense conv or gemm reads its input SIMD channels a beat, one beat per step, where it folds its
-    inputs (SF > 1) and its window is not dilated along the width (common.beat_window); else, and for
-    the residual input, whole pixels."""
+    inputs (SF > 1) and its window is not dilated along the width (common.beat_window); a depthwise
+    conv on pixels over WIDEST_BEAT bits PE channels a beat (`reads_fold_major`); else, and for the
+    residual input, whole pixels."""
     p = params_of(layer)
     w = p.window
     shared = layer.kind == Kind.GEMM or (layer.kind == Kind.CONV and p.group == 1)
     plain = w is None or w.dilations[1] == 1 or w.kernel[1] == 1
     if index == 0 and shared and plain and layer.simd < s.channels:
         return layer.simd, s.channels
+    if index == 0 and reads_fold_major(layer, s):
+        return (layer.pe,)
     return (s.channels,)
+
+
+def reads_fold_major(layer: Layer, s: Stream) -> bool:
+    """A depthwise conv whose input pixel is wider than WIDEST_BEAT reads PE channels a beat, the
+    window's taps one fold at a time (common.fold_major_window): its lane p takes channel p of the
+    beat, each of its FOLD_O*TAPS steps a beat (MobileNetV2's 960-channel depthwise convs)."""
+    return layer.kind == Kind.DWCONV and s.channels * s.bits > WIDEST_BEAT and layer.pe < s.channels

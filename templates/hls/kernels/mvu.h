@@ -7,7 +7,8 @@
 //     generator emits it, unpacked once into its CIN codes and kept in `window[TAPS][CIN]` for the
 //     folds nf > 0 (no read-then-compute); input fold sf takes codes kbase .. kbase+SIMD-1 (kbase a
 //     counter: sf*SIMD). A folded input (IN_FOLD = SIMD < CIN, dense layers) brings those SIMD codes
-//     as one beat per step instead: FOLD_I beats a tap, read while nf == 0;
+//     as one beat per step instead: FOLD_I beats a tap, read while nf == 0; a depthwise conv reading
+//     PE channels a beat (IN_FOLD = PE) reads a beat every step, the window fold-major (TAP_FOLDS);
 //   - accumulators start at the bias on the first step of a fold (t == 0, sf == 0);
 //   - the requant epilogue (RQ == PE) is inside the pipeline: on the last step of fold nf every PE
 //     lane requantizes its channel nf*PE + p with parameters read from [FOLD_O][PE] ROMs at the fold
@@ -130,7 +131,11 @@ void mvu_core(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::sk
     static const bool SHARED = C::RQ < C::PE;
     static const int LB = C::ACC_BITS + (C::RESIDUAL ? C::SKIP_BITS : 0);
     static const bool FOLDED = C::IN_FOLD < C::CIN;  // the input streams SIMD channels a beat
-    static_assert(!FOLDED || (C::IN_FOLD == C::SIMD && C::GROUPS == 1), "a folded input brings one SIMD slice a beat");
+    // a depthwise conv reading PE channels a beat: the window arrives fold-major (sliding_window.h
+    // TAP_FOLDS), so step (nf, t) reads the beat of fold nf at tap t
+    static const bool DW_FOLDED = FOLDED && C::GROUPS == C::COUT && C::CIN_G == 1;
+    static_assert(!FOLDED || (DW_FOLDED && C::IN_FOLD == C::PE) || (C::IN_FOLD == C::SIMD && C::GROUPS == 1),
+                  "a folded input brings one SIMD slice (or, depthwise, one PE fold) a beat");
 
     x_t window[C::TAPS][C::CIN];  // the current pixel's taps (codes), kept for the output folds nf > 0
 #pragma HLS ARRAY_PARTITION variable=window complete dim=2
@@ -148,7 +153,14 @@ STEP:
 #pragma HLS PIPELINE II=1
         const bool first = t == 0 && sf == 0;
         const bool last = t == C::TAPS - 1 && sf == C::FOLD_I - 1;
-        if (FOLDED && nf == 0) {  // a folded input: this step's SIMD codes are the next beat
+        if (DW_FOLDED) {  // every step: the PE channels of fold nf at tap t
+            const in_beat_t beat = in.read();
+        LANES:
+            for (int p = 0; p < C::PE; p++) {
+#pragma HLS UNROLL
+                if (obase + p < C::CIN) xv[obase + p] = channel_code<C::IN_BITS, C::IN_SIGNED>(beat, p);
+            }
+        } else if (FOLDED && nf == 0) {  // a folded input: this step's SIMD codes are the next beat
             const in_beat_t beat = in.read();
         SLICE:
             for (int s = 0; s < C::SIMD; s++) {

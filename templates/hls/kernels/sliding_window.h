@@ -27,10 +27,13 @@
 //
 // A folded stream (BEAT_C < CIN channels a beat, F beats a pixel) is windowed as an image F times as
 // wide with a window F times as wide (strides and left/right padding in beats, dilation 1 along the
-// width: hlsgen.hw.layers.common.beat_window): a tap is then F consecutive beats.
+// width: hlsgen.hw.layers.common.beat_window): a tap is then F consecutive beats. A unit that takes
+// one fold's taps at a time (a depthwise conv reading PE channels a beat) gets each window TAP_FOLDS
+// = F times, the f-th time every tap's fold f (common.fold_major_window: in beats, the window dilated
+// F times along the width, shifted by f beats); TAP_FOLDS = 1 otherwise.
 //
 // Config C: IN_H, IN_W, BEAT_C, IN_BITS, K_H, K_W, STRIDE_H, STRIDE_W, DIL_H, DIL_W, PAD_T, PAD_L,
-//           PAD_B, PAD_R, PAD_VALUE, OUT_H, OUT_W, NROWS, ROW0_SLOT, WIN_ITERS, in_beat_t.
+//           PAD_B, PAD_R, PAD_VALUE, OUT_H, OUT_W, TAP_FOLDS, NROWS, ROW0_SLOT, WIN_ITERS, in_beat_t.
 #ifndef HLSGEN_SLIDING_WINDOW_H
 #define HLSGEN_SLIDING_WINDOW_H
 
@@ -42,7 +45,7 @@ template <class C>
 void sliding_window(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::in_beat_t>& win) {
     typedef typename C::in_beat_t beat_t;
     static const int SPAN_H = C::DIL_H * (C::K_H - 1) + 1;
-    static const int SPAN_W = C::DIL_W * (C::K_W - 1) + 1;
+    static const int SPAN_W = C::DIL_W * (C::K_W - 1) + C::TAP_FOLDS;  // to the last fold's last tap
     static_assert((C::IN_H + C::PAD_T + C::PAD_B - SPAN_H) / C::STRIDE_H + 1 == C::OUT_H, "window rows");
     static_assert((C::IN_W + C::PAD_L + C::PAD_R - SPAN_W) / C::STRIDE_W + 1 == C::OUT_W, "window columns");
     static_assert(C::NROWS >= SPAN_H && C::NROWS > C::STRIDE_H && C::NROWS > C::DIL_H, "line buffer rows");
@@ -56,7 +59,7 @@ void sliding_window(hls::stream<typename C::in_beat_t>& in, hls::stream<typename
     int wr = 0, wc = 0, wslot = 0;
     // emit side: window (oy, ox) at image row ybase / column xbase (negative inside the top/left
     // padding), tap (ky, kx) at row ty (line-buffer row tslot) and column tx
-    int oy = 0, ox = 0, ky = 0, kx = 0;
+    int oy = 0, ox = 0, ky = 0, kx = 0, kf = 0;  // kf: the fold of a fold-major window (TAP_FOLDS > 1)
     int ybase = -C::PAD_T, xbase = -C::PAD_L, ty = -C::PAD_T, tx = -C::PAD_L;
     int yslot = C::ROW0_SLOT, tslot = C::ROW0_SLOT;
     bool emitting = true;
@@ -84,13 +87,16 @@ WINDOW:
         if (ready) {
             const bool inside = ty >= 0 && ty < C::IN_H && tx >= 0 && tx < C::IN_W;
             win.write(inside ? lines[tslot][tx] : pad);
-            // next tap: kx, then ky, then the window (ox, then oy)
+            // next tap: kx, then ky, then the fold kf, then the window (ox, then oy)
             if (kx == C::K_W - 1) {
                 kx = 0;
-                tx = xbase;
+                tx = xbase + kf;
                 if (ky == C::K_H - 1) {
                     ky = 0;
-                    if (ox == C::OUT_W - 1) {
+                    if (kf < C::TAP_FOLDS - 1) {
+                        kf++;
+                    } else if (ox == C::OUT_W - 1) {
+                        kf = 0;
                         ox = 0;
                         xbase = -C::PAD_L;
                         if (oy == C::OUT_H - 1) emitting = false;
@@ -99,10 +105,11 @@ WINDOW:
                         yslot += C::STRIDE_H;
                         if (yslot >= C::NROWS) yslot -= C::NROWS;
                     } else {
+                        kf = 0;
                         ox++;
                         xbase += C::STRIDE_W;
                     }
-                    tx = xbase;
+                    tx = xbase + kf;
                     ty = ybase;
                     tslot = yslot;
                 } else {

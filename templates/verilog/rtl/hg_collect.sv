@@ -4,9 +4,12 @@
 // the pixel's last group are its low LASTW bits; lanes above them (beyond the channel count) are
 // padding, output as zeros. Beats are held in an output register with valid/ready. Groups arrive in
 // order while `en` is high; the caller stalls (en low) while a full beat waits for out_ready.
+// REALW (default: all groups but the last whole, the last LASTW bits) generalizes the padding: the
+// pixel's real bits, so whole padding groups (a unit's last PE fold over time-shared RQ lanes) are zeros.
 module hg_collect #(
     parameter int GROUP = 8, parameter int NF = 1, parameter int NB = 1, parameter int OUTW = 8,
-    parameter int BG = NF, parameter int LASTW = GROUP
+    parameter int BG = NF, parameter int LASTW = GROUP,
+    parameter int REALW = (NF - 1) * GROUP + LASTW  // the pixel's real bits: lanes above them are zeros
 ) (
     input  logic             clk,
     input  logic             rst_n,
@@ -28,8 +31,15 @@ module hg_collect #(
 
     logic take, last;
     logic [GROUP-1:0] group;
-    if (LASTW < GROUP) begin : g_mask
-        assign group = nf == LNF[NB-1:0] ? {{(GROUP - LASTW){1'b0}}, in_data[LASTW-1:0]} : in_data;
+    if (REALW < NF * GROUP) begin : g_mask
+        // group FULLG holds the last real lanes (PARTW bits of it); groups after it are all padding
+        localparam int FULLG = REALW / GROUP, PARTW = REALW % GROUP;
+        localparam logic [GROUP-1:0] PART = PARTW == 0 ? '0 : {GROUP{1'b1}} >> (GROUP - PARTW);
+        always_comb begin
+            group = in_data;
+            if ({{(32 - NB){1'b0}}, nf} > FULLG) group = '0;
+            else if ({{(32 - NB){1'b0}}, nf} == FULLG) group = in_data & PART;
+        end
     end else begin : g_full
         assign group = in_data;
     end

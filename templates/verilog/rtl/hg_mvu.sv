@@ -56,8 +56,9 @@ module hg_mvu #(
     parameter logic [NF*PE*PBB-1:0] POST_BIAS = '0,
     // the output stream: OBG groups of RQ channels a beat (OBG = NF*PE/RQ: the whole pixel), OUTW bits
     parameter int OBG = NF * (PE / RQ), parameter int OUTW = COUT * OB,
-    // IN_FOLDED (dense conv / gemm): the taps arrive SIMD channels a beat, SF beats a tap, one a step
-    parameter bit IN_FOLDED = 1'b0, parameter int INW = IN_FOLDED ? SIMD * IB : CIN * IB
+    // IN_FOLDED: the taps arrive SIMD channels a beat, SF beats a tap, one a step (dense conv / gemm), or
+    // PE channels a beat, one fold of the window a repeat (depthwise: hg_window REP_STEP 1)
+    parameter bit IN_FOLDED = 1'b0, parameter int INW = IN_FOLDED ? (DEPTHWISE ? PE : SIMD) * IB : CIN * IB
 ) (
     input  logic                clk,
     input  logic                rst_n,
@@ -161,10 +162,11 @@ module hg_mvu #(
             for (int i = 0; i < PE * SIMD; i++) begin
                 och = {{(32 - NB){1'b0}}, nf} * PE + i / SIMD;
                 cg = {{(32 - SFB){1'b0}}, sf} * SIMD + i % SIMD;
-                csel = DEPTHWISE ? och : (GROUP > 1 ? (och / COUTG) * CING + cg : cg);
+                // depthwise: channel och of the pixel, or lane i of a beat of PE channels (IN_FOLDED)
+                csel = DEPTHWISE ? (IN_FOLDED ? i / SIMD : och) : (GROUP > 1 ? (och / COUTG) * CING + cg : cg);
                 x0[i] = '0;
                 xe = '0;
-                if (DEPTHWISE ? (csel < CIN && i % SIMD == 0) : (cg < CING && (GROUP == 1 || och < COUT))) begin
+                if (DEPTHWISE ? (och < CIN && i % SIMD == 0) : (cg < CING && (GROUP == 1 || och < COUT))) begin
                     xe = {(IN_SIGNED && !PACK) ? in_data[csel * IB + IB - 1] : 1'b0, in_data[csel * IB +: IB] ^ XFLIP};
                     x0[i] = xe[XB-1:0];
                 end
@@ -349,9 +351,10 @@ module hg_mvu #(
 
     assign v_out = TWO_STEP ? v7 : v5;  // the lanes' latency: 2 stages, 4 with TWO_STEP
     assign nf_out = TWO_STEP ? nf7 : nf5;
-    // a folded output (OBG < NFQ, where NFQ = ceil(COUT/RQ)): the last group's lanes beyond COUT are zeros
-    localparam int LASTW = OBG < NFQ ? (COUT - (NFQ - 1) * RQ) * OB : RQ * OB;
-    hg_collect #(.GROUP(RQ * OB), .NF(NFQ), .NB(NQB), .OUTW(OUTW), .BG(OBG), .LASTW(LASTW)) u_collect (
+    // a folded output (OBG < NFQ, NFQ = NF*PE/RQ groups): lanes beyond COUT are zeros, whole padding
+    // groups of the last PE fold included
+    localparam int REALW = OBG < NFQ ? COUT * OB : NFQ * RQ * OB;
+    hg_collect #(.GROUP(RQ * OB), .NF(NFQ), .NB(NQB), .OUTW(OUTW), .BG(OBG), .REALW(REALW)) u_collect (
         .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v_out), .nf(nf_out), .in_data(y5),
         .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready)
     );

@@ -1,7 +1,9 @@
 // hg_window: line buffer and sliding-window generator for one stream of pixels (raster order, one
 // pixel of WIDTH bits per beat). For every output pixel (oy, ox) it emits REPEAT times the KH x KW
 // window taps (ky, kx) in raster order, one tap (a whole input pixel) per beat; taps outside the
-// image are the constant PAD (the input zero point, or the lowest code for max pooling).
+// image are the constant PAD (the input zero point, or the lowest code for max pooling). REP_STEP
+// shifts the r-th repeat r columns right: over a folded stream (an image F beats a pixel wide, the
+// window dilated F times) REPEAT = F, REP_STEP = 1 emits the window one fold at a time.
 // Geometry follows ONNX: input row of tap = oy*SH - PT + ky*DH (columns alike), floor output size.
 //
 // The buffer holds ROWS = 2^ceil(log2(DH*(KH-1)+1+SH)) image rows; frame rows map to buffer rows by a
@@ -19,6 +21,7 @@ module hg_window #(
     parameter int PT = 1, parameter int PL = 1,
     parameter int OUT_H = 4, parameter int OUT_W = 4,
     parameter int REPEAT = 1,
+    parameter int REP_STEP = 0,  // columns each repeat shifts the window by (1: fold-major, one fold a repeat)
     parameter logic [WIDTH-1:0] PAD = '0
 ) (
     input  logic             clk,
@@ -79,7 +82,7 @@ module hg_window #(
         kx_i = {{(32 - KXB){1'b0}}, kx};
         avail_i = {{(32 - AB){avail[AB-1]}}, avail};
         iy = mulc(oy_i, SH) - PT + mulc(ky_i, DH);
-        ix = mulc(ox_i, SW) - PL + mulc(kx_i, DW);
+        ix = mulc(ox_i, SW) - PL + mulc(kx_i, DW) + mulc({{(32 - RPB){1'b0}}, rep}, REP_STEP);
         pad = iy < 0 || iy >= IN_H || ix < 0 || ix >= IN_W;
         fbase_i = {{(32 - RB){1'b0}}, fbase};
         slot_i = fbase_i + iy;
@@ -88,7 +91,7 @@ module hg_window #(
         // the window's last input pixel (clamped into the image) and the lowest row still needed
         need_r = mulc(oy_i, SH) - PT + (KH - 1) * DH;
         need_r = need_r < 0 ? 0 : (need_r > IN_H - 1 ? IN_H - 1 : need_r);
-        need_c = mulc(ox_i, SW) - PL + (KW - 1) * DW;
+        need_c = mulc(ox_i, SW) - PL + (KW - 1) * DW + (REPEAT - 1) * REP_STEP;
         need_c = need_c < 0 ? 0 : (need_c > IN_W - 1 ? IN_W - 1 : need_c);
         low_row = mulc(oy_i, SH) - PT;
         low_row = low_row < 0 ? 0 : (low_row > IN_H ? IN_H : low_row);
