@@ -15,8 +15,8 @@ SLICE_DEPTH = 1  # a register slice (hg_fifo DEPTH 1): one beat every other cycl
 
 def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tuple[str, str], int]:
     """Depth in beats of every stream edge: its `margin`, plus for each input of a join (residual conv,
-    add) the lead in pixels it can build up over the other input (conservative: ties in the dependency
-    model count), times the stream's beats per pixel.
+    add, concat; `join_depths` for a concat of 3+ inputs) the lead in pixels it can build up over the
+    other input (conservative: ties in the dependency model count), times the stream's beats per pixel.
     A residual conv's output i waits for its main-input *window* (up to input pixel window[i]),
     which its own line buffer holds; only what arrives beyond that needs the FIFO."""
 
@@ -37,7 +37,19 @@ def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tupl
             # conv(x) + x reads one stream twice: its (stream, layer) depth must serve both edges
             depths[(skip, lay.name)] = max(skip_d, main_d) if skip == main else skip_d
             depths[(main, lay.name)] = max(skip_d, main_d) if skip == main else main_d
+        elif len(lay.inputs) > 2:
+            for (s, _), d in join_depths(lay, need, by_name).items():
+                depths[(s, lay.name)] = max(depths[(s, lay.name)], d) if (s, lay.name) in depths else d
     return depths
+
+
+def join_depths(lay: Layer, need: Mapping[str, np.ndarray], by_name: Mapping[str, Stream]
+                ) -> dict[tuple[str, int], int]:
+    """A join of 3+ inputs that needs pixel i of each for its output pixel i (a concat): output i can
+    start once every input's pixel i exists; input k must hold the pixels its branch has produced by
+    then that the join has not taken yet (skip_depth against that start), times its beats a pixel."""
+    ready = np.max([need[s][:need[lay.inputs[0]].size] for s in lay.inputs], axis=0)
+    return {(s, k): FIFO_MARGIN + skip_depth(ready, need[s]) * by_name[s].folds for k, s in enumerate(lay.inputs)}
 
 
 def output_depth(stream: Stream, layers: list[Layer]) -> int:
