@@ -1,0 +1,54 @@
+"""Small ONNX nets with channel concats, splits and slices, shared by the unit and sim tests of the
+concat and slice layers (tests/unit/test_channels.py, tests/sim/test_channels_hw.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from model_zoo import GraphBuilder
+from onnx_builders import init, node
+
+X_SHAPE = (1, 3, 6, 6)
+
+
+def unet(seed: int = 3) -> onnx.ModelProto:
+    """A U-Net-like skip: conv a -> (fork) -> conv -> conv b; concat(a, b) -> conv. The skip a is short,
+    the branch b long (a 3x3 window and a 1x1 conv later), and their scales differ."""
+    g = GraphBuilder(seed)
+    a = g.op("Relu", [g.conv("x", 3, 4, 3)])
+    b = g.op("Relu", [g.conv(a, 4, 6, 3)])
+    b = g.conv(b, 6, 5, 1, gain=3.0)
+    c = g.op("Concat", [a, b], axis=1)
+    y = g.conv(c, 9, 4, 3)
+    return g.model(X_SHAPE, y, [1, 4, 6, 6], "unet")
+
+
+def split_slice(seed: int = 5, opset: int = 13) -> onnx.ModelProto:
+    """conv c (8 channels) -> Split [3, 5] -> (s0, s1); Slice c[1:4) -> s2; concat(s1, s0, s2) (a
+    three-input concat, channels reordered) -> conv."""
+    g = GraphBuilder(seed)
+    c = g.conv("x", 3, 8, 3)
+    if opset >= 13:
+        sizes = g.const("split", np.array([3, 5], np.int64))
+        g.nodes.append(node("Split", [c, sizes], ["s0", "s1"], name="split", axis=1))
+    else:
+        g.nodes.append(node("Split", [c], ["s0", "s1"], name="split", axis=1, split=[3, 5]))
+    bounds = [g.const(k, np.array(v, np.int64)) for k, v in (("starts", [1]), ("ends", [4]), ("axes", [1]))]
+    g.nodes.append(node("Slice", [c, *bounds], ["s2"], name="slice"))
+    cat = g.op("Concat", ["s1", "s0", "s2"], axis=1)
+    y = g.conv(cat, 11, 4, 1)
+    return g.model(X_SHAPE, y, [1, 4, 6, 6], "split_slice", opset=opset)
+
+
+def single(nodes: list[onnx.NodeProto], inits: list[onnx.TensorProto], out_shape: list[int],
+           opset: int = 13) -> onnx.ModelProto:
+    """x [1, 4, 6, 6] -> nodes -> y (for the refusals)."""
+    from onnx_builders import model, vi
+
+    return model(nodes, [vi("x", [1, 4, 6, 6])], [vi("y", out_shape)], inits, opset=opset)
+
+
+def bounds(starts: list[int], ends: list[int], axes: list[int], steps: list[int] | None = None
+           ) -> list[onnx.TensorProto]:
+    names = [("starts", starts), ("ends", ends), ("axes", axes)] + ([("steps", steps)] if steps else [])
+    return [init(k, np.array(v), np.int64) for k, v in names]
