@@ -175,3 +175,11 @@ def test_yosys_reads_and_checks_the_channel_designs(compiled) -> None:
 def test_icarus_bit_exact_with_stalls(compiled) -> None:
     out = compiled["split_slice"][1]
     assert main(["rtlsim", str(out), "--sim", "icarus", "--frames", "1"]) == 0
+
+
+def test_hls_projects_are_synthesizable_style(compiled) -> None:
+    from hlsgen.backends.hls_lint import lint_hls
+
+    for _, out in compiled.values():
+        assert (out / "hls" / "src" / "kernels" / "channels.h").is_file()
+        assert lint_hls(out / "hls") == []
