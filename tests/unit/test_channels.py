@@ -177,3 +177,48 @@ def test_refusals_name_the_node(what, nodes, inits, out_shape, message) -> None:
     with pytest.raises(UnsupportedModelError, match=message) as err:
         from_onnx_model(single(nodes, inits, out_shape), "m.onnx")
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(("net", "ops"), [(unet, {"Concat"}), (split_slice, {"Concat", "Slice"})])
+def test_float_models_compare_through_export(net, ops: set[str]) -> None:
+    """`hlsgen compare` of a float model: the compiled graph exported as QDQ (QConcat as a Concat of
+    the codes, QSlice as a Slice) agrees with the golden model at every rounding point, the concat's
+    input requants included."""
+    from hlsgen.interop.export_qdq import export_qdq
+
+    c = compile_model(from_onnx_model(net()), calib=X)
+    exported = export_qdq(c.graph)
+    onnx.checker.check_model(exported, full_check=True)
+    assert ops <= {n.op_type for n in exported.graph.node}
+    rows = layer_agreement(c, exported, X[:8])
+    assert Op.QCONCAT in {r.op for r in rows} and all(r.max_fed <= 1 for r in rows), rows
+
+
+def test_a_tensor_concatenated_with_itself_renders_in_both_backends() -> None:
+    from hlsgen.backends.hls import hls_context
+    from hlsgen.backends.verilog import design_context
+    from hlsgen.hw.dataflow import build_dataflow
+    from hlsgen.hw.model import Kind
+
+    m = single([node("Concat", ["x", "x", "x"], ["c"], axis=1),
+                node("Conv", ["c", "w", "b"], ["y"], kernel_shape=[1, 1])],
+               [init("w", RNG.standard_normal((2, 12, 1, 1))), init("b", np.zeros(2))], [1, 2, 6, 6])
+    c = compile_model(from_onnx_model(m), calib=RNG.standard_normal((8, 4, 6, 6)).astype(np.float32))
+    df = build_dataflow(c.graph, c.config.hw)
+    (cat,) = [lay for lay in df.layers if lay.kind == Kind.CONCAT]
+    assert len(cat.inputs) == 3 and len(set(cat.inputs)) == 1
+    (u,) = [u for u in design_context(df, "m")["units"] if u["module"] == "hg_concat"]
+    assert len(set(u["in_edges"])) == 3  # one FIFO edge per input port
+    calls = [k for k in hls_context(df, c.config.hw)["calls"] if k["func"] == "concat_layer"]
+    assert len(calls) == 1 and len(set(calls[0]["args"][:3])) == 3
+
+
+def test_hls_refuses_a_concat_of_five_inputs() -> None:
+    from hlsgen.backends.hls import hls_context
+    from hlsgen.errors import HlsgenError
+    from hlsgen.hw.dataflow import build_dataflow
+
+    m = single([node("Concat", ["x"] * 5, ["y"], axis=1)], [], [1, 20, 6, 6])
+    c = compile_model(from_onnx_model(m), calib=RNG.standard_normal((8, 4, 6, 6)).astype(np.float32))
+    with pytest.raises(HlsgenError, match=r"HLS: layer \w+ concatenates 5 inputs; the HLS kernel takes 2 to 4"):
+        hls_context(build_dataflow(c.graph, c.config.hw), c.config.hw)
