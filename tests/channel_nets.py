@@ -40,6 +40,18 @@ def split_slice(seed: int = 5, opset: int = 13) -> onnx.ModelProto:
     return g.model(X_SHAPE, y, [1, 4, 6, 6], "split_slice", opset=opset)
 
 
+def spp(seed: int = 7) -> onnx.ModelProto:
+    """A detector's spatial pyramid pooling: conv c -> (fork to three) max pools 3x3 and 5x5 (stride 1,
+    same size); concat(c, pool3, pool5) -> conv. Three branches of three lengths into one join."""
+    g = GraphBuilder(seed)
+    c = g.op("Relu", [g.conv("x", 3, 4, 3)])
+    p3 = g.op("MaxPool", [c], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    p5 = g.op("MaxPool", [c], kernel_shape=[5, 5], pads=[2, 2, 2, 2])
+    cat = g.op("Concat", [c, p3, p5], axis=1)
+    y = g.conv(cat, 12, 4, 1)
+    return g.model(X_SHAPE, y, [1, 4, 6, 6], "spp")
+
+
 def single(nodes: list[onnx.NodeProto], inits: list[onnx.TensorProto], out_shape: list[int],
            opset: int = 13) -> onnx.ModelProto:
     """x [1, 4, 6, 6] -> nodes -> y (for the refusals)."""

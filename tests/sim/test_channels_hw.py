@@ -1,6 +1,8 @@
 """The concat and slice layers in hardware: a U-Net-like skip (conv -> fork -> conv -> conv;
 concat(skip, branch) -> conv, a requant in front of the skip) and a split/slice net (Split [3, 5] and
-a Slice of one conv output, concatenated in another order: a three-input concat, a fork to three).
+a Slice of one conv output, concatenated in another order: a three-input concat, a fork to three) and a
+spatial pyramid pooling (concat of a conv output and its 3x3 and 5x5 max pools: three branches of
+three lengths into one join).
 
 For each: C simulation bit-exact layer by layer; the Verilog bit-exact with random stalls and its
 cycles per frame equal to the cycle model. Negative controls: the concat's inputs swapped in the
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from channel_nets import split_slice, unet
+from channel_nets import split_slice, spp, unet
 
 from hlsgen import compile_model
 from hlsgen.cli import main
@@ -29,7 +31,7 @@ from hlsgen.report.output import write_compilation
 from hlsgen.tools.csim import csim
 
 X = np.random.default_rng(71).uniform(-1, 1, (8, 3, 6, 6)).astype(np.float32)
-NETS = {"unet": unet, "split_slice": split_slice}
+NETS = {"unet": unet, "split_slice": split_slice, "spp": spp}
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +57,10 @@ def test_layers_and_their_cycles(compiled) -> None:
     df, cat = _concat(compiled["split_slice"][0])
     slices = [lay for lay in df.layers if lay.kind == Kind.SLICE]
     assert len(cat.inputs) == 3 and len(slices) == 3 and all(s.cycles == 36 for s in slices)
+    df, cat = _concat(compiled["spp"][0])  # three branches: the conv output itself the shortest
+    depths = [df.fifo_depth[(s, cat.name)] for s in cat.inputs]
+    # the shortest branch needs the deepest FIFO (the model counts ties at the frame's end: conservative)
+    assert len(cat.inputs) == 3 and depths[0] == max(depths) > FIFO_MARGIN and min(depths) >= FIFO_MARGIN, depths
 
 
 @pytest.mark.parametrize("name", list(NETS))
