@@ -63,12 +63,15 @@ def _slice_args(ctx: Ctx, node: onnx.NodeProto) -> tuple[list[int], list[int], l
     if ctx.opset < 10:
         a = ctx.attrs(node)
         starts, ends = [int(v) for v in a["starts"]], [int(v) for v in a["ends"]]
-        return starts, ends, [int(v) for v in a.get("axes", range(len(starts)))], [1] * len(starts)
-    starts = [int(v) for v in ctx.need_const(ctx.inp(node, 1), "starts").reshape(-1)]
-    ends = [int(v) for v in ctx.need_const(ctx.inp(node, 2), "ends").reshape(-1)]
-    axes_in, steps_in = ctx.inp(node, 3), ctx.inp(node, 4)
-    axes = list(range(len(starts))) if axes_in is None else [int(v) for v in ctx.need_const(axes_in, "axes")]
-    steps = [1] * len(starts) if steps_in is None else [int(v) for v in ctx.need_const(steps_in, "steps")]
+        axes, steps = [int(v) for v in a.get("axes", range(len(starts)))], [1] * len(starts)
+    else:
+        starts = [int(v) for v in ctx.need_const(ctx.inp(node, 1), "starts").reshape(-1)]
+        ends = [int(v) for v in ctx.need_const(ctx.inp(node, 2), "ends").reshape(-1)]
+        axes_in, steps_in = ctx.inp(node, 3), ctx.inp(node, 4)
+        axes = list(range(len(starts))) if axes_in is None else [int(v) for v in ctx.need_const(axes_in, "axes")]
+        steps = [1] * len(starts) if steps_in is None else [int(v) for v in ctx.need_const(steps_in, "steps")]
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise Unsupported(f"starts, ends, axes and steps of different lengths ({starts}, {ends}, {axes}, {steps})")
     return starts, ends, axes, steps
 
 
@@ -79,10 +82,10 @@ def slice_(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     channel_axis(CHANNEL_AXIS, xs, "Slice")
     start, end = 0, xs[CHANNEL_AXIS]
     for s, e, ax, st in zip(*_slice_args(ctx, node), strict=True):
-        ax = norm_axis(ax, len(xs))
-        lo, hi, step = slice(s, e, st).indices(xs[ax])
-        if step != 1:
+        if st != 1:
             raise Unsupported(f"Slice with step {st}: only step 1 is supported")
+        ax = norm_axis(ax, len(xs))
+        lo, hi, _ = slice(s, e, 1).indices(xs[ax])
         if ax == CHANNEL_AXIS:
             start, end = lo, hi
         elif (lo, hi) != (0, xs[ax]):
