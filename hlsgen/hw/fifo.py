@@ -48,7 +48,7 @@ def join_depths(lay: Layer, need: Mapping[str, np.ndarray], by_name: Mapping[str
     """A join of 3+ inputs that needs pixel i of each for its output pixel i (a concat): output i can
     start once every input's pixel i exists; input k must hold the pixels its branch has produced by
     then that the join has not taken yet (skip_depth against that start), times its beats a pixel."""
-    ready = np.max([need[s][:need[lay.inputs[0]].size] for s in lay.inputs], axis=0)
+    ready = np.max([need[s] for s in lay.inputs], axis=0)  # its inputs have the same pixels
     return {(s, k): FIFO_MARGIN + skip_depth(ready, need[s]) * by_name[s].folds for k, s in enumerate(lay.inputs)}
 
 

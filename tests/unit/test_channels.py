@@ -222,3 +222,18 @@ def test_hls_refuses_a_concat_of_five_inputs() -> None:
     c = compile_model(from_onnx_model(m), calib=RNG.standard_normal((8, 4, 6, 6)).astype(np.float32))
     with pytest.raises(HlsgenError, match=r"HLS: layer \w+ concatenates 5 inputs; the HLS kernel takes 2 to 4"):
         hls_context(build_dataflow(c.graph, c.config.hw), c.config.hw)
+
+
+def test_resource_model_of_the_channel_layers() -> None:
+    """A concat or slice is its output register and a valid flag, 2 LUTs of handshake: what Yosys 0.70
+    (synth_xilinx, xc7) gave for this net's layers (concat 2 LUT / 89 FF; slices 2 / 25, 2 / 41)."""
+    from hlsgen.hw.dataflow import build_dataflow
+    from hlsgen.hw.model import Kind
+    from hlsgen.hw.resources import layer_resources
+
+    c = compile_model(from_onnx_model(split_slice()), calib=X)
+    df = build_dataflow(c.graph, c.config.hw)
+    got = {(lay.kind, int(layer_resources(lay, df.streams[lay.inputs[0]], df.streams[lay.output]).lut),
+            int(layer_resources(lay, df.streams[lay.inputs[0]], df.streams[lay.output]).ff))
+           for lay in df.layers if lay.kind in (Kind.CONCAT, Kind.SLICE)}
+    assert got == {(Kind.CONCAT, 2, 89), (Kind.SLICE, 2, 25), (Kind.SLICE, 2, 41)}
