@@ -52,6 +52,16 @@ def spp(seed: int = 7) -> onnx.ModelProto:
     return g.model(X_SHAPE, y, [1, 4, 6, 6], "spp")
 
 
+def channels_only() -> onnx.ModelProto:
+    """concat(x, x[:, 1:3]): a slice and a concat and nothing else, so they set the network's rate
+    (one pixel a cycle: 36 cycles a frame of 6x6)."""
+    from onnx_builders import model, vi
+
+    nodes = [node("Slice", ["x", "starts", "ends", "axes"], ["s"], name="slice"),
+             node("Concat", ["x", "s"], ["y"], name="concat", axis=1)]
+    return model(nodes, [vi("x", list(X_SHAPE))], [vi("y", [1, 5, 6, 6])], bounds([1], [3], [1]))
+
+
 def single(nodes: list[onnx.NodeProto], inits: list[onnx.TensorProto], out_shape: list[int],
            opset: int = 13) -> onnx.ModelProto:
     """x [1, 4, 6, 6] -> nodes -> y (for the refusals)."""

@@ -6,11 +6,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from hlsgen.hw.layers import last_input_pixel
+from hlsgen.hw.layers import MODULES, last_input_pixel
 from hlsgen.hw.model import Layer, Stream
 
 FIFO_MARGIN = 2  # full throughput: a push and a pop in the same cycle
 SLICE_DEPTH = 1  # a register slice (hg_fifo DEPTH 1): one beat every other cycle, no memory
+STAGE_LATENCY = 4  # cycles a beat spends in one layer of a branch beyond its data dependencies (FIFO, registers)
 
 
 def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tuple[str, str], int]:
@@ -40,7 +41,35 @@ def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tupl
         elif len(lay.inputs) > 2:
             for (s, _), d in join_depths(lay, need, by_name).items():
                 depths[(s, lay.name)] = max(depths[(s, lay.name)], d) if (s, lay.name) in depths else d
+    return _with_latency_slack(layers, by_name, depths)
+
+
+def _with_latency_slack(layers: list[Layer], by_name: Mapping[str, Stream],
+                        depths: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    """The inputs of a join whose unit asks for it (`JOIN_LATENCY_SLACK`: a concat) also hold what
+    arrives while the other inputs' branches are still in their pipelines: the branches' difference in
+    layers times STAGE_LATENCY cycles, at the stream's rate in the network's period (beats a cycle).
+    The data-dependency leads above treat layers as infinitely fast, which a join of branches running
+    at one pixel a cycle would feel (concat(x, slice(x)): 60 cycles a frame instead of 36 without it).
+    The add keeps its depths (its designs unchanged)."""
+    stages = pipeline_stages(layers, by_name)
+    period = max([lay.cycles for lay in layers] + [1])
+    for lay in layers:
+        if len(lay.inputs) < 2 or not getattr(MODULES[lay.kind], "JOIN_LATENCY_SLACK", False):
+            continue
+        longest = max(stages[s] for s in lay.inputs)
+        for s in lay.inputs:
+            lag = (longest - stages[s]) * STAGE_LATENCY * by_name[s].beats / period
+            depths[(s, lay.name)] += int(np.ceil(lag))
     return depths
+
+
+def pipeline_stages(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[str, int]:
+    """For every stream, the layers between the network input and it along its longest path."""
+    stages = dict.fromkeys(by_name, 0)
+    for lay in layers:
+        stages[lay.output] = 1 + max(stages[s] for s in lay.inputs)
+    return stages
 
 
 def join_depths(lay: Layer, need: Mapping[str, np.ndarray], by_name: Mapping[str, Stream]

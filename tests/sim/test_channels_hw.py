@@ -2,7 +2,7 @@
 concat(skip, branch) -> conv, a requant in front of the skip) and a split/slice net (Split [3, 5] and
 a Slice of one conv output, concatenated in another order: a three-input concat, a fork to three) and a
 spatial pyramid pooling (concat of a conv output and its 3x3 and 5x5 max pools: three branches of
-three lengths into one join).
+three lengths into one join), and concat(x, slice(x)) alone, where they set the network's rate.
 
 For each: C simulation bit-exact layer by layer; the Verilog bit-exact with random stalls and its
 cycles per frame equal to the cycle model. Negative controls: the concat's inputs swapped in the
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from channel_nets import split_slice, spp, unet
+from channel_nets import channels_only, split_slice, spp, unet
 
 from hlsgen import compile_model
 from hlsgen.cli import main
@@ -31,7 +31,7 @@ from hlsgen.report.output import write_compilation
 from hlsgen.tools.csim import csim
 
 X = np.random.default_rng(71).uniform(-1, 1, (8, 3, 6, 6)).astype(np.float32)
-NETS = {"unet": unet, "split_slice": split_slice, "spp": spp}
+NETS = {"unet": unet, "split_slice": split_slice, "spp": spp, "channels_only": channels_only}
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +61,8 @@ def test_layers_and_their_cycles(compiled) -> None:
     depths = [df.fifo_depth[(s, cat.name)] for s in cat.inputs]
     # the shortest branch needs the deepest FIFO (the model counts ties at the frame's end: conservative)
     assert len(cat.inputs) == 3 and depths[0] == max(depths) > FIFO_MARGIN and min(depths) >= FIFO_MARGIN, depths
+    df, cat = _concat(compiled["channels_only"][0])  # the concat and the slice set the rate
+    assert df.cycles_per_frame == cat.cycles == 36
 
 
 @pytest.mark.parametrize("name", list(NETS))
@@ -189,3 +191,16 @@ def test_hls_projects_are_synthesizable_style(compiled) -> None:
     for _, out in compiled.values():
         assert (out / "hls" / "src" / "kernels" / "channels.h").is_file()
         assert lint_hls(out / "hls") == []
+
+
+def test_without_the_latency_slack_the_join_runs_slower(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Negative control of hw/fifo.py's latency slack: concat(x, slice(x)) with its input FIFOs at the
+    data-dependency depths only is bit-exact but slower than one pixel a cycle."""
+    import hlsgen.hw.fifo as fifo
+
+    monkeypatch.setattr(fifo, "STAGE_LATENCY", 0)
+    c = compile_model(from_onnx_model(channels_only(), "channels_only"), calib=X)
+    out = write_compilation(c, tmp_path / "out")[0]
+    main(["rtlsim", str(out), "--frames", "2"])
+    t = json.loads((out / "rtlsim" / "verilator" / "result.json").read_text())["throughput"]
+    assert t["mismatches"] == 0 and t["cycles_per_frame"] > t["model_cycles"] == 36, t

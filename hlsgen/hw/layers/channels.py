@@ -38,6 +38,7 @@ options = one_form
 last_input_pixel = same_pixel
 requant_shape, mac_dsp = no_requant, no_macs
 HANDSHAKE_LUTS = 2  # the valid flag's and the ready's logic
+JOIN_LATENCY_SLACK = True  # hw/fifo.py: a concat's input FIFOs also cover its branches' pipeline latencies
 
 
 def _require_pixels(graph: Graph, n: Node, s: Stream) -> None:
