@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from model_zoo import GraphBuilder
-from onnx_builders import init, node
+from onnx_builders import init, model, node, vi
 
 X_SHAPE = (1, 3, 6, 6)
 
@@ -55,8 +55,6 @@ def spp(seed: int = 7) -> onnx.ModelProto:
 def channels_only() -> onnx.ModelProto:
     """concat(x, x[:, 1:3]): a slice and a concat and nothing else, so they set the network's rate
     (one pixel a cycle: 36 cycles a frame of 6x6)."""
-    from onnx_builders import model, vi
-
     nodes = [node("Slice", ["x", "starts", "ends", "axes"], ["s"], name="slice"),
              node("Concat", ["x", "s"], ["y"], name="concat", axis=1)]
     return model(nodes, [vi("x", list(X_SHAPE))], [vi("y", [1, 5, 6, 6])], bounds([1], [3], [1]))
@@ -65,8 +63,6 @@ def channels_only() -> onnx.ModelProto:
 def single(nodes: list[onnx.NodeProto], inits: list[onnx.TensorProto], out_shape: list[int],
            opset: int = 13) -> onnx.ModelProto:
     """x [1, 4, 6, 6] -> nodes -> y (for the refusals)."""
-    from onnx_builders import model, vi
-
     return model(nodes, [vi("x", [1, 4, 6, 6])], [vi("y", out_shape)], inits, opset=opset)
 
 

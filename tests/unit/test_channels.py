@@ -19,7 +19,7 @@ import onnx
 import pytest
 from channel_nets import bounds, single, split_slice, unet
 from model_zoo import qdq_quantize, run_ort
-from onnx_builders import init, node
+from onnx_builders import init, model, node, vi
 
 from hlsgen import compile_model, float_reference
 from hlsgen.errors import UnsupportedModelError
@@ -139,7 +139,6 @@ def test_split_forms() -> None:
 def test_flat_concat_of_two_dense_layers() -> None:
     """Along the feature axis of [1, N]: two Gemms of a flat input, concatenated, then a Gemm."""
     rng = np.random.default_rng(4)
-    from onnx_builders import model, vi
     nodes = [node("Gemm", ["x", "w1", "b1"], ["a"], transB=1), node("Gemm", ["x", "w2", "b2"], ["b"], transB=1),
              node("Concat", ["a", "b"], ["c"], axis=-1), node("Gemm", ["c", "w3", "b3"], ["y"], transB=1)]
     inits = [init("w1", rng.standard_normal((3, 8))), init("b1", np.zeros(3)), init("w2", rng.standard_normal((5, 8))),
