@@ -60,6 +60,20 @@ def channels_only() -> onnx.ModelProto:
     return model(nodes, [vi("x", list(X_SHAPE))], [vi("y", [1, 5, 6, 6])], bounds([1], [3], [1]))
 
 
+def flat(seed: int = 4) -> onnx.ModelProto:
+    """Along the feature axis of [1, N]: two Gemms of the flattened input, concatenated (axis -1), then
+    a Gemm; the flat tensors stream as one pixel each."""
+    rng = np.random.default_rng(seed)
+    nodes = [node("Flatten", ["x"], ["f"]), node("Gemm", ["f", "w1", "b1"], ["a"], transB=1),
+             node("Gemm", ["f", "w2", "b2"], ["b"], transB=1), node("Concat", ["a", "b"], ["c"], axis=-1),
+             node("Gemm", ["c", "w3", "b3"], ["y"], transB=1)]
+    k = int(np.prod(X_SHAPE[1:]))
+    inits = [init("w1", rng.standard_normal((3, k)) * 0.1), init("b1", np.zeros(3)),
+             init("w2", rng.standard_normal((5, k)) * 0.1), init("b2", np.zeros(5)),
+             init("w3", rng.standard_normal((2, 8))), init("b3", np.zeros(2))]
+    return model(nodes, [vi("x", list(X_SHAPE))], [vi("y", [1, 2])], inits)
+
+
 def single(nodes: list[onnx.NodeProto], inits: list[onnx.TensorProto], out_shape: list[int],
            opset: int = 13) -> onnx.ModelProto:
     """x [1, 4, 6, 6] -> nodes -> y (for the refusals)."""

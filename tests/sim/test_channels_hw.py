@@ -2,7 +2,8 @@
 concat(skip, branch) -> conv, a requant in front of the skip) and a split/slice net (Split [3, 5] and
 a Slice of one conv output, concatenated in another order: a three-input concat, a fork to three) and a
 spatial pyramid pooling (concat of a conv output and its 3x3 and 5x5 max pools: three branches of
-three lengths into one join), and concat(x, slice(x)) alone, where they set the network's rate.
+three lengths into one join), concat(x, slice(x)) alone, where they set the network's rate, and a
+concat of two dense layers' flat outputs (one pixel each).
 
 For each: C simulation bit-exact layer by layer; the Verilog bit-exact with random stalls and its
 cycles per frame equal to the cycle model. Negative controls: the concat's inputs swapped in the
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from channel_nets import channels_only, split_slice, spp, unet
+from channel_nets import channels_only, flat, split_slice, spp, unet
 
 from hlsgen import compile_model
 from hlsgen.cli import main
@@ -31,7 +32,7 @@ from hlsgen.report.output import write_compilation
 from hlsgen.tools.csim import csim
 
 X = np.random.default_rng(71).uniform(-1, 1, (8, 3, 6, 6)).astype(np.float32)
-NETS = {"unet": unet, "split_slice": split_slice, "spp": spp, "channels_only": channels_only}
+NETS = {"unet": unet, "split_slice": split_slice, "spp": spp, "channels_only": channels_only, "flat": flat}
 
 
 @pytest.fixture(scope="module")
