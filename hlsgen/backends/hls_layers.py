@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.layers import mvu, pool
+from hlsgen.hw.layers import channels, mvu, pool
 from hlsgen.hw.layers.common import beat_window, fold_major_window
 from hlsgen.hw.layers.mvu import hls_packs_pairs, hls_weight_rom, requant_units, weight_words
 from hlsgen.hw.model import MVU_KINDS, POOL_KINDS, Dataflow, Kind, Layer, Stream
@@ -25,12 +25,14 @@ from hlsgen.hw.packing import folded, per_channel
 from hlsgen.hw.params import (
     AddParams,
     AvgPoolParams,
+    ConcatParams,
     ConvertParams,
     LutParams,
     MaxPoolParams,
     MvuParams,
     ReorderParams,
     RequantParams,
+    SliceParams,
     ZeroPoint,
     requant_step,
     sliding_window,
@@ -122,6 +124,10 @@ def _summary(layer: Layer) -> str:
         return f"reorder {p.elements} codes: {p.in_pixels}x{p.in_c} -> {p.out_pixels}x{p.out_c}"
     if isinstance(p, ConvertParams):
         return f"{p.step.kind}: groups of {p.step.s} sub-beats of {p.step.w} bits, {p.step.k} a beat"
+    if isinstance(p, ConcatParams):
+        return f"concat of {' + '.join(map(str, p.in_c))} -> {p.channels} channels, {p.pixels} pixels"
+    if isinstance(p, SliceParams):
+        return f"slice of channels [{p.start}, {p.end}) of {p.in_c}, {p.pixels} pixels"
     assert isinstance(p, AddParams | RequantParams | LutParams)
     return f"{layer.kind}, {p.channels} channels"
 
@@ -408,6 +414,28 @@ def _convert(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     code.steps = [{"func": p.step.kind, "w": p.step.w, "s": p.step.s, "k": p.step.k, "groups": p.groups}]
 
 
+CONCAT_KERNEL_INPUTS = (2, 3, 4)  # the overloads of concat_layer (channels.h)
+
+
+def _concat(code: LayerCode, df: Dataflow, layer: Layer) -> None:
+    p = channels.params_of(layer)
+    assert isinstance(p, ConcatParams)
+    if len(p.in_c) not in CONCAT_KERNEL_INPUTS:
+        raise HlsgenError(f"HLS: layer {layer.name} concatenates {len(p.in_c)} inputs; the HLS kernel takes "
+                          f"{CONCAT_KERNEL_INPUTS[0]} to {CONCAT_KERNEL_INPUTS[-1]} (hw.hls.enabled: false skips it)")
+    bits = df.streams[layer.output].bits
+    code.const(PIXELS=p.pixels, INPUTS=len(p.in_c),
+               **{f"OFF_{k}": int(v) * bits for k, v in enumerate(channels.offsets(p))})
+    code.kernel = "concat_layer"
+
+
+def _slice(code: LayerCode, df: Dataflow, layer: Layer) -> None:
+    p = channels.params_of(layer)
+    assert isinstance(p, SliceParams)
+    code.const(PIXELS=p.pixels, START=p.start, END=p.end)
+    code.kernel = "slice_layer"
+
+
 def lane_group(s: Stream, lanes: int, folds: int) -> int:
     """Lane folds per beat of stream `s`, read or written by a unit whose `lanes` lanes take `folds` folds
     per pixel: all of them for a stream of whole pixels, else the stream's fold in lanes (eltwise.h,
@@ -428,4 +456,5 @@ def _one(zp: ZeroPoint) -> int:
 
 
 KINDS = {Kind.CONV: _mvu, Kind.DWCONV: _mvu, Kind.GEMM: _mvu, Kind.MAXPOOL: _pool, Kind.AVGPOOL: _pool,
-         Kind.ADD: _add, Kind.REQUANT: _requant, Kind.LUT: _lut, Kind.REORDER: _reorder, Kind.CONVERT: _convert}
+         Kind.ADD: _add, Kind.REQUANT: _requant, Kind.LUT: _lut, Kind.REORDER: _reorder, Kind.CONVERT: _convert,
+         Kind.CONCAT: _concat, Kind.SLICE: _slice}

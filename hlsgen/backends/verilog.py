@@ -81,7 +81,8 @@ def _produced(df: Dataflow) -> list[Stream]:
 
 def _stream(df: Dataflow, s: Stream) -> dict[str, Any]:
     # one edge (fork output + FIFO) per input port: a layer reading s twice (conv(x) + x) gets two
-    edges = [{"name": f"{s.name}_to_{lay.name}" + ("_skip" if i else ""), "consumer": lay.name, "index": i,
+    edges = [{"name": f"{s.name}_to_{lay.name}" + ("" if i == 0 else "_skip" if i == 1 else f"_in{i}"),
+              "consumer": lay.name, "index": i,
               "depth": df.fifo_depth[(s.name, lay.name)]}
              for lay in df.consumers(s.name) for i, name in enumerate(lay.inputs) if name == s.name]
     if s.name == df.outputs[0].name:
@@ -93,6 +94,8 @@ def _stream(df: Dataflow, s: Stream) -> dict[str, Any]:
 
 
 def _unit_context(u: Unit, lay: Layer, df: Dataflow, edge_of: dict[tuple[str, str, int], str]) -> dict[str, Any]:
+    if u.module == "hg_concat":
+        return _concat_context(u, lay, df, edge_of)
     skip = edge_of[(lay.inputs[1], lay.name, 1)] if len(lay.inputs) > 1 else None
     bits = {p.name: p.value for p in u.params if p.name in ("SKB", "BB")}
     # an unused second input: hg_mvu's skip port holds a pixel, hg_eltwise's b port a beat of the input
@@ -104,4 +107,15 @@ def _unit_context(u: Unit, lay: Layer, df: Dataflow, edge_of: dict[tuple[str, st
             "window": list(u.window), "tap_width": u.tap_width, "params": list(u.params),
             "in_edge": edge_of[(lay.inputs[0], lay.name, 0)], "skip_edge": skip, "output": lay.output,
             "out_width": _width(df.streams[lay.output]), "tie_width": tie, "mem_file": u.mem_file,
-            "mem_words": u.mem_words}
+            "mem_words": u.mem_words, "in_lanes": 0, "in_edges": []}
+
+
+def _concat_context(u: Unit, lay: Layer, df: Dataflow, edge_of: dict[tuple[str, str, int], str]) -> dict[str, Any]:
+    """hg_concat reads every input edge on one port: data side by side (input 0 lowest), valid and ready
+    one bit each (`in_edges`, listed from the highest input down as a Verilog concatenation)."""
+    edges = [edge_of[(s, lay.name, i)] for i, s in enumerate(lay.inputs)]
+    return {"name": u.name, "kind": lay.kind, "node": lay.node, "module": u.module, "cycles": lay.cycles,
+            "layer_module": layer_module(df.top, u.name), "in_width": sum(_width(df.streams[s]) for s in lay.inputs),
+            "in_lanes": len(edges), "in_edges": edges[::-1], "skip_edge": None, "skip_width": 0, "window": [],
+            "tap_width": 0, "params": list(u.params), "in_edge": edges[0], "output": lay.output,
+            "out_width": _width(df.streams[lay.output]), "tie_width": 0, "mem_file": None, "mem_words": ()}

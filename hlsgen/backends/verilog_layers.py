@@ -7,6 +7,7 @@ Every dataflow `Layer` becomes one unit, preceded by an `hg_window` when it read
     lut                -> hg_lut (its table in a .mem file)
     reorder            -> hg_reorder (a frame buffer; its read order in a .mem file)
     convert            -> hg_split or hg_join
+    concat, slice      -> hg_concat (all inputs side by side on one in_data), hg_slice
 `unit(layer, df, top)` returns the template data of one layer: parameter lists and, for MVU layers,
 the weight ROM words (written to a .mem file read with $readmemh).
 """
@@ -30,7 +31,7 @@ from hlsgen.backends.verilog_values import (
     vector,
 )
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.layers import mvu, pool
+from hlsgen.hw.layers import channels, mvu, pool
 from hlsgen.hw.layers.common import beat_window, fold_major_window
 from hlsgen.hw.layers.mvu import lut_multipliers, packs_pairs, requant_units, weight_words
 from hlsgen.hw.model import MVU_KINDS, POOL_KINDS, Dataflow, Kind, Layer, Stream
@@ -38,12 +39,14 @@ from hlsgen.hw.packing import padded, per_channel
 from hlsgen.hw.params import (
     AddParams,
     AvgPoolParams,
+    ConcatParams,
     ConvertParams,
     LutParams,
     MaxPoolParams,
     ReorderParams,
     Requant,
     RequantParams,
+    SliceParams,
     Window,
 )
 from hlsgen.numerics import signed_bits_for
@@ -72,6 +75,8 @@ def unit(layer: Layer, df: Dataflow, top: str) -> Unit:
         return _reorder_unit(layer, x, top)
     if layer.kind == Kind.CONVERT:
         return _convert_unit(layer, x, df.streams[layer.output])
+    if layer.kind in channels.KINDS:
+        return _channels_unit(layer, x, df.streams[layer.output])
     return Unit(layer.name, "hg_eltwise", (), 0, tuple(_eltwise_params(layer, df, x)))
 
 
@@ -108,6 +113,16 @@ def _convert_unit(layer: Layer, x: Stream, out: Stream) -> Unit:
     assert isinstance(p, ConvertParams)
     return Unit(layer.name, f"hg_{p.step.kind}", (), 0, (Param("W", p.step.w), Param("S", p.step.s),
                                                           Param("K", p.step.k)))
+
+
+def _channels_unit(layer: Layer, x: Stream, out: Stream) -> Unit:
+    """hg_concat (N inputs, the output pixel's width) or hg_slice (the bits of channels [start, end))."""
+    p = channels.params_of(layer)
+    if isinstance(p, ConcatParams):
+        return Unit(layer.name, "hg_concat", (), 0, (Param("N", len(p.in_c)), Param("W", out.data_bits)))
+    assert isinstance(p, SliceParams)
+    return Unit(layer.name, "hg_slice", (), 0, (Param("IW", x.data_bits), Param("LO", p.start * x.bits),
+                                                 Param("OW", out.data_bits)))
 
 
 def _requant_common(rq: Requant, out: Stream, shift: np.ndarray) -> list[Param]:

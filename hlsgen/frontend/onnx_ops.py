@@ -1,13 +1,14 @@
 """Per-op translators of the ONNX front-end: the one dispatch table (see from_onnx.py and docs/ir.md).
 
 `TRANSLATORS` maps an ONNX op type of the default domain to its translator; the translators live in
-one module per op family (onnx_ops_nn, onnx_ops_elementwise, onnx_ops_layout, onnx_ops_quant) and
-share onnx_ops_common. Only the QONNX Quant op is also accepted in the QONNX/FINN/Brevitas domains.
+one module per op family (onnx_ops_nn, onnx_ops_elementwise, onnx_ops_layout, onnx_ops_channels,
+onnx_ops_quant) and share onnx_ops_common. Only the QONNX Quant op is also accepted in the QONNX/FINN/Brevitas domains.
 Constant, Identity and Dropout are not here: the driver handles them (onnx_graph).
 """
 
 from __future__ import annotations
 
+from hlsgen.frontend import onnx_ops_channels as channels
 from hlsgen.frontend import onnx_ops_elementwise as ew
 from hlsgen.frontend import onnx_ops_layout as layout
 from hlsgen.frontend import onnx_ops_nn as nn
@@ -63,6 +64,9 @@ TRANSLATORS: dict[str, Translator] = {
     "Unsqueeze": layout.unsqueeze,
     "Transpose": layout.transpose,
     "DepthToSpace": layout.depth_to_space,
+    "Concat": channels.concat,
+    "Slice": channels.slice_,
+    "Split": channels.split,
     "QuantizeLinear": quant.quantize_linear,
     "DequantizeLinear": quant.dequantize_linear,
     "Quant": quant.qonnx_quant,

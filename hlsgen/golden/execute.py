@@ -41,6 +41,8 @@ KERNELS: dict[Op, Kernel] = {
     Op.RESHAPE: F.reshape,
     Op.TRANSPOSE: F.transpose,
     Op.DEPTH_TO_SPACE: F.depth_to_space,
+    Op.CONCAT: F.concat,
+    Op.SLICE: F.slice_channels,
     Op.TRUNC: F.trunc,
     Op.IDENTITY: F.identity,
     Op.QUANTIZE_LINEAR: F.quantize_linear,
@@ -57,6 +59,8 @@ KERNELS: dict[Op, Kernel] = {
     Op.QMAXPOOL: Q.qmaxpool,
     Op.QAVGPOOL: Q.qavgpool,
     Op.QREQUANT: Q.qrequant,
+    Op.QCONCAT: Q.qconcat,
+    Op.QSLICE: Q.qslice,
     Op.DEQUANTIZE_OUTPUT: Q.dequantize_output,
 }
 

@@ -213,6 +213,23 @@ def transpose(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     return np.ascontiguousarray(np.transpose(inputs[0], perm))
 
 
+def concat(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    """The inputs' channels one after the other (axis 1)."""
+    return np.concatenate([real_input(node, graph, inputs, i) for i in range(len(inputs))], axis=int(node.attr("axis")))
+
+
+def slice_channels(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    """Channels [start, end) of the input (axis 1)."""
+    return channel_range(real_input(node, graph, inputs, 0), node)
+
+
+def channel_range(x: np.ndarray, node: Node) -> np.ndarray:
+    """x[:, start:end] along the node's axis (Slice and QSlice alike)."""
+    index = [slice(None)] * x.ndim
+    index[int(node.attr("axis"))] = slice(int(node.attr("start")), int(node.attr("end")))
+    return np.ascontiguousarray(x[tuple(index)])
+
+
 def depth_to_space(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     """ONNX DepthToSpace: DCR takes the depth as (block, block, C'), CRD as (C', block, block)."""
     x = np.asarray(inputs[0])

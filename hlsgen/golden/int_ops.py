@@ -19,6 +19,7 @@ import numpy as np
 
 from hlsgen import numerics
 from hlsgen.golden.exact import exact_int_matmul
+from hlsgen.golden.float_ops import channel_range
 from hlsgen.golden.window import conv2d, pad_hw, pads4, pair, reduce_windows
 from hlsgen.ir.epilogue import Epilogue, Step
 from hlsgen.ir.graph import Graph, Node
@@ -194,3 +195,14 @@ def qlut(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     """An elementwise function as a lookup table over every input code: y = table[x - x_lo]."""
     table = np.asarray(node.attr("table"), dtype=np.int64)
     return table[codes(inputs, 0) - int(node.attr("x_lo"))]
+
+
+def qconcat(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    """The inputs' codes, channels one after the other: every input already has the output's qtype
+    (the quantize pass put a QRequant in front of any that had not), so nothing is rescaled."""
+    return np.concatenate([codes(inputs, i) for i in range(len(inputs))], axis=int(node.attr("axis")))
+
+
+def qslice(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    """Channels [start, end) of the input's codes, unchanged."""
+    return channel_range(codes(inputs, 0), node)

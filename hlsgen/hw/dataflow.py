@@ -12,7 +12,7 @@ Folding: a conv layer computes PE output channels at a time, each from SIMD inpu
     gemm   cycles = ceil(Nout/PE) · in_pixels · ceil(Cin/SIMD)
     maxpool cycles = max(in_pixels, out_pixels·Kh·Kw)
     avgpool cycles = max(in_pixels, out_pixels·max(Kh·Kw, ceil(C/PE)))   (PE requant lanes)
-    add, requant cycles = pixels · ceil(C/PE);   lut: pixels
+    add, requant cycles = pixels · ceil(C/PE);   lut, concat, slice: pixels
 A network's steady-state cycles per frame are its slowest layer's. Skip FIFO depths come from the
 data dependencies (see `skip_depth`), so residual blocks cannot deadlock under any stall pattern.
 """

@@ -6,17 +6,18 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from hlsgen.hw.layers import last_input_pixel
+from hlsgen.hw.layers import MODULES, last_input_pixel
 from hlsgen.hw.model import Layer, Stream
 
 FIFO_MARGIN = 2  # full throughput: a push and a pop in the same cycle
 SLICE_DEPTH = 1  # a register slice (hg_fifo DEPTH 1): one beat every other cycle, no memory
+STAGE_LATENCY = 4  # cycles a beat spends in one layer of a branch beyond its data dependencies (FIFO, registers)
 
 
 def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tuple[str, str], int]:
     """Depth in beats of every stream edge: its `margin`, plus for each input of a join (residual conv,
-    add) the lead in pixels it can build up over the other input (conservative: ties in the dependency
-    model count), times the stream's beats per pixel.
+    add, concat; `join_depths` for a concat of 3+ inputs) the lead in pixels it can build up over the
+    other input (conservative: ties in the dependency model count), times the stream's beats per pixel.
     A residual conv's output i waits for its main-input *window* (up to input pixel window[i]),
     which its own line buffer holds; only what arrives beyond that needs the FIFO."""
 
@@ -37,7 +38,47 @@ def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tupl
             # conv(x) + x reads one stream twice: its (stream, layer) depth must serve both edges
             depths[(skip, lay.name)] = max(skip_d, main_d) if skip == main else skip_d
             depths[(main, lay.name)] = max(skip_d, main_d) if skip == main else main_d
+        elif len(lay.inputs) > 2:
+            for (s, _), d in join_depths(lay, need, by_name).items():
+                depths[(s, lay.name)] = max(depths[(s, lay.name)], d) if (s, lay.name) in depths else d
+    return _with_latency_slack(layers, by_name, depths)
+
+
+def _with_latency_slack(layers: list[Layer], by_name: Mapping[str, Stream],
+                        depths: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    """The inputs of a join whose unit asks for it (`JOIN_LATENCY_SLACK`: a concat) also hold what
+    arrives while the other inputs' branches are still in their pipelines: the branches' difference in
+    layers times STAGE_LATENCY cycles, at the stream's rate in the network's period (beats a cycle).
+    The data-dependency leads above treat layers as infinitely fast, which a join of branches running
+    at one pixel a cycle would feel (concat(x, slice(x)): 60 cycles a frame instead of 36 without it).
+    The add keeps its depths (its designs unchanged)."""
+    stages = pipeline_stages(layers, by_name)
+    period = max([lay.cycles for lay in layers] + [1])
+    for lay in layers:
+        if len(lay.inputs) < 2 or not getattr(MODULES[lay.kind], "JOIN_LATENCY_SLACK", False):
+            continue
+        longest = max(stages[s] for s in lay.inputs)
+        for s in lay.inputs:
+            lag = (longest - stages[s]) * STAGE_LATENCY * by_name[s].beats / period
+            depths[(s, lay.name)] += int(np.ceil(lag))
     return depths
+
+
+def pipeline_stages(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[str, int]:
+    """For every stream, the layers between the network input and it along its longest path."""
+    stages = dict.fromkeys(by_name, 0)
+    for lay in layers:
+        stages[lay.output] = 1 + max(stages[s] for s in lay.inputs)
+    return stages
+
+
+def join_depths(lay: Layer, need: Mapping[str, np.ndarray], by_name: Mapping[str, Stream]
+                ) -> dict[tuple[str, int], int]:
+    """A join of 3+ inputs that needs pixel i of each for its output pixel i (a concat): output i can
+    start once every input's pixel i exists; input k must hold the pixels its branch has produced by
+    then that the join has not taken yet (skip_depth against that start), times its beats a pixel."""
+    ready = np.max([need[s] for s in lay.inputs], axis=0)  # its inputs have the same pixels
+    return {(s, k): FIFO_MARGIN + skip_depth(ready, need[s]) * by_name[s].folds for k, s in enumerate(lay.inputs)}
 
 
 def output_depth(stream: Stream, layers: list[Layer]) -> int:

@@ -38,6 +38,8 @@ class Kind(str, Enum):
     LUT = "lut"
     REORDER = "reorder"
     CONVERT = "convert"
+    CONCAT = "concat"
+    SLICE = "slice"
 
     def __str__(self) -> str:
         return self.value

@@ -138,8 +138,28 @@ class ConvertParams:
     groups: int
 
 
+@dataclass(frozen=True)
+class ConcatParams:
+    """A pixel's channels from each input in turn (no arrays): `in_c[k]` channels of input k, `channels`
+    their sum, over `pixels` pixels a frame."""
+
+    pixels: int
+    in_c: tuple[int, ...]
+    channels: int
+
+
+@dataclass(frozen=True)
+class SliceParams:
+    """Channels [start, end) of each input pixel of `in_c` channels (no arrays), `pixels` a frame."""
+
+    pixels: int
+    in_c: int
+    start: int
+    end: int
+
+
 LayerParams = (MvuParams | MaxPoolParams | AvgPoolParams | AddParams | RequantParams | LutParams | ReorderParams
-               | ConvertParams)
+               | ConvertParams | ConcatParams | SliceParams)
 
 
 def requant_step(p: LayerParams) -> Requant | None:

@@ -38,7 +38,7 @@ from hlsgen.errors import HlsgenError
 from hlsgen.golden import KERNELS
 from hlsgen.golden.int_ops import along_axis, requant_step
 from hlsgen.interop.ort import ort_integers, ort_reference, ort_version
-from hlsgen.ir import Graph, Node
+from hlsgen.ir import Graph, Node, Op
 from hlsgen.ir.epilogue import Epilogue, two_step
 from hlsgen.ir.ops import INTEGER_LAYER_OPS, LAYOUT_OPS, MVU_OPS
 from hlsgen.passes.absorb_qdq import FORK_REQUANT
@@ -108,7 +108,7 @@ def ort_codes(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]) -> np.ndarra
     """onnxruntime's codes of an integer tensor: its counterpart's, or for a tensor hlsgen made with a
     Reshape/Transpose (a 1-D conv run as 2-D), that op applied to its input's codes."""
     p = g.producer(tensor)
-    if not _names(g, tensor, ort) and p is not None and p.op in LAYOUT_OPS:
+    if not _names(g, tensor, ort) and p is not None and (p.op in LAYOUT_OPS or concat_input_requant(g, p)):
         return KERNELS[p.op](p, g, [ort_codes(g, p.inputs[0], ort)])
     if not _names(g, tensor, ort) and p is not None and tensor in forked_tensors(g):
         return _exact_value(g, p, ort)
@@ -172,12 +172,22 @@ def _diff(g: Graph, n: Node, ort: Mapping[str, np.ndarray], ours: np.ndarray) ->
     return np.abs(forward(ours) - want)
 
 
+def concat_input_requant(g: Graph, n: Node) -> bool:
+    """A QRequant the quantize pass put in front of a Concat input (its output is no model tensor):
+    onnxruntime rounds there inside DQ -> Concat -> Q, so it is compared as part of the QConcat."""
+    readers = g.consumers(n.outputs[0])
+    return n.op == Op.QREQUANT and not g.tensor(n.outputs[0]).aliases and bool(readers) \
+        and all(r.op == Op.QCONCAT for r in readers)
+
+
 def compared_layers(g: Graph) -> list[Node]:
     """The integer layers whose output onnxruntime also computes as codes (not a layer whose output the
     model leaves in float, which hlsgen outputs as its exact sum: passes/calibrate.EXACT_OUTPUT; nor the
-    producer of a forked tensor, whose branches are compared through it)."""
+    producer of a forked tensor, whose branches are compared through it; nor a Concat input's requant,
+    compared with its QConcat)."""
     exact, forked = {note.node for note in g.notes if note.kind == EXACT_OUTPUT}, forked_tensors(g)
-    return [n for n in g.nodes if n.op in COMPARED_OPS and n.name not in exact and n.outputs[0] not in forked]
+    return [n for n in g.nodes if n.op in COMPARED_OPS and n.name not in exact and n.outputs[0] not in forked
+            and not concat_input_requant(g, n)]
 
 
 def fed_differences(g: Graph, ort: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -11,6 +11,7 @@ to float32 rounding (at most 1 LSB per layer, at rounding ties):
     QAdd         DQ(a, Ma/2^S·s_y, zp_a) + DQ(b, Mb/2^S·s_y, zp_b) -> Clip -> Q
     QAvgPool     DQ(x, n·M/2^S·s_y, zp_x) -> AveragePool(count_include_pad) -> Clip -> Q
     QRequant     DQ(x, M/2^S·s_y, zp_x) -> Clip -> Q;   QMaxPool, Reshape, Transpose on the codes
+    QConcat      Concat(axis 1) of the codes (every input has the output's qtype);  QSlice: Slice of the codes
     QLut         Gather(table of output codes, Cast(x, int64) − x_lo) -> DQ(s_y, zp_y) -> Q(s_y, zp_y)  (exact)
 
 (M, S: the layer's multiplier and shift; a channel with M < 0 has its weight codes and bias negated.)
@@ -48,6 +49,8 @@ KNOWN_ATTRS: dict[Op, set[str]] = {
     Op.QMAXPOOL: {"kernel", "strides", "pads", "dilations", "pad_value"},
     Op.QREQUANT: {"x_zp", "axis", "mult", "shift", "mult_neg", "zp", "lo", "hi"},
     Op.QLUT: {"table", "x_lo"},
+    Op.QCONCAT: {"axis"},
+    Op.QSLICE: {"axis", "start", "end"},
 }
 
 
@@ -350,9 +353,19 @@ def transpose(b: QdqBuilder, n: Node) -> None:
     b.op("Transpose", [n.inputs[0]], n.name, out=n.outputs[0], perm=list(n.attr("perm")))
 
 
+def qconcat(b: QdqBuilder, n: Node) -> None:
+    b.op("Concat", list(n.inputs), n.name, out=n.outputs[0], axis=int(n.attr("axis")))
+
+
+def qslice(b: QdqBuilder, n: Node) -> None:
+    bounds = [b.const(f"{n.name}.{k}", np.array([int(n.attr(k))], np.int64)) for k in ("start", "end", "axis")]
+    b.op("Slice", [n.inputs[0], *bounds], n.name, out=n.outputs[0])
+
+
 EMITTERS: dict[Op, Callable[[QdqBuilder, Node], None]] = {
     Op.QUANTIZE_INPUT: quantize_input, Op.DEQUANTIZE_OUTPUT: dequantize_output, Op.RESHAPE: reshape,
     Op.TRANSPOSE: transpose, Op.QCONV: qconv, Op.QGEMM: qgemm, Op.QADD: qadd, Op.QAVGPOOL: qavgpool,
-    Op.QMAXPOOL: qmaxpool, Op.QREQUANT: qrequant, Op.QLUT: qlut, Op.AFFINE: affine,
+    Op.QMAXPOOL: qmaxpool, Op.QREQUANT: qrequant, Op.QLUT: qlut, Op.AFFINE: affine, Op.QCONCAT: qconcat,
+    Op.QSLICE: qslice,
     **{op: elementwise for op in CONSTANT_SCALINGS},
 }

@@ -61,6 +61,8 @@ class Op(str, Enum):
     DEPTH_TO_SPACE = "DepthToSpace"
     TRUNC = "Trunc"
     IDENTITY = "Identity"  # the same value under another quantizer: one branch of a multiply-quantized tensor
+    CONCAT = "Concat"
+    SLICE = "Slice"
     # integer graph (after quantize)
     QUANTIZE_INPUT = "QuantizeInput"
     QCONV = "QConv"
@@ -70,6 +72,8 @@ class Op(str, Enum):
     QAVGPOOL = "QAvgPool"
     QREQUANT = "QRequant"
     QLUT = "QLut"
+    QCONCAT = "QConcat"
+    QSLICE = "QSlice"
     DEQUANTIZE_OUTPUT = "DequantizeOutput"
 
     def __str__(self) -> str:
@@ -114,6 +118,8 @@ _REQUANT: dict[str, Any] = {"mult": REQUIRED, **_SHIFT_CLAMP}
 _LAYER_INT: dict[str, Any] = {"epilogue": REQUIRED, "acc_bits": REQUIRED, "mult_bits": REQUIRED, "act": "none",
                               "post_act": "none", "reproduces": ()}
 
+MAX_CONCAT_INPUTS = 64  # inputs of one Concat (its hardware layer joins them all in one cycle a pixel)
+
 SPECS: Mapping[Op, OpSpec] = MappingProxyType({
     Op.CONV: _spec((3, 4), **_WINDOW, group=1, **_EPILOGUE),
     Op.GEMM: _spec((3, 4), **_EPILOGUE),
@@ -152,6 +158,9 @@ SPECS: Mapping[Op, OpSpec] = MappingProxyType({
     # QONNX Trunc: y = (f(round(x/in_scale + in_zp) / 2^shift) - out_zp) * out_scale, f = floor/ceil/round
     Op.TRUNC: _spec(1, in_scale=REQUIRED, in_zp=0, shift=REQUIRED, trunc_mode="FLOOR", out_scale=REQUIRED, out_zp=0),
     Op.IDENTITY: _spec(1),
+    # along the channel axis (1) only: the inputs' channels one after the other; channels [start, end)
+    Op.CONCAT: _spec((2, MAX_CONCAT_INPUTS), axis=1),
+    Op.SLICE: _spec(1, axis=1, start=REQUIRED, end=REQUIRED),
     Op.QUANTIZE_INPUT: _spec(1, rounding="half_even"),
     Op.QCONV: _spec((3, 4), **_WINDOW, group=1, pad_value=REQUIRED, **_LAYER_INT),
     Op.QGEMM: _spec(3, **_LAYER_INT),
@@ -161,6 +170,8 @@ SPECS: Mapping[Op, OpSpec] = MappingProxyType({
                        x_zp=REQUIRED, **_REQUANT),
     Op.QREQUANT: _spec(1, axis=1, x_zp=REQUIRED, **_REQUANT),
     Op.QLUT: _spec(1, table=REQUIRED, x_lo=REQUIRED),  # y = table[x - x_lo]
+    Op.QCONCAT: _spec((2, MAX_CONCAT_INPUTS), axis=1),  # on codes: every input has the output's qtype
+    Op.QSLICE: _spec(1, axis=1, start=REQUIRED, end=REQUIRED),  # on codes: the output keeps the input's qtype
     Op.DEQUANTIZE_OUTPUT: _spec(1),
 })
 
@@ -175,11 +186,13 @@ FUSABLE_ACTIVATIONS = (Op.RELU, Op.CLIP, Op.LEAKY_RELU)  # fused into the layer 
 CONSTANT_SCALINGS = (Op.MUL, Op.DIV, Op.ADD, Op.SUB)  # by a constant: Affine, folded into a layer
 HOST_BOUNDARY_OPS = (Op.QUANTIZE_INPUT, Op.DEQUANTIZE_OUTPUT)  # float <-> codes at the edges of the design
 MVU_OPS = (Op.QCONV, Op.QGEMM)  # integer matrix-vector layers: weights, an accumulator, a requant epilogue
-INTEGER_LAYER_OPS = (*MVU_OPS, Op.QADD, Op.QAVGPOOL, Op.QMAXPOOL, Op.QREQUANT, Op.QLUT)  # one hardware layer each
+CHANNEL_OPS = (Op.QCONCAT, Op.QSLICE)  # move whole channel ranges of a pixel: exact on codes
+INTEGER_LAYER_OPS = (*MVU_OPS, Op.QADD, Op.QAVGPOOL, Op.QMAXPOOL, Op.QREQUANT, Op.QLUT,
+                     *CHANNEL_OPS)  # one hardware layer each
 HARDWARE_OPS = (*INTEGER_LAYER_OPS, *LAYOUT_OPS)  # what the dataflow builds (layout ops as stream orders)
 REQUANT_OPS = (*MVU_OPS, Op.QAVGPOOL, Op.QADD, Op.QREQUANT)  # end in a requant step (shift, zp, lo, hi)
 ELEMENTWISE_INT_OPS = (Op.QADD, Op.QREQUANT, Op.QLUT)  # keep their input's stream layout
-RASTER_INPUT_OPS = (Op.QCONV, Op.QMAXPOOL, Op.QAVGPOOL)  # read pixels in raster order, channels innermost
+RASTER_INPUT_OPS = (Op.QCONV, Op.QMAXPOOL, Op.QAVGPOOL, *CHANNEL_OPS)  # read pixels in raster order, channels innermost
 
 
 def spec_of(op: str) -> OpSpec | None:

@@ -5,8 +5,10 @@ After:   x ─QuantizeInput─► x.q ─QConv─► … ─QGemm─► y ─Deq
 Requires: calibrate.
 Math:    per op, see hlsgen/passes/quantize_layer.py and docs/numerics.md. Integer tensors keep the
          float graph's names; the host sides are QuantizeInput (float → codes, rounding from the
-         config) and DequantizeOutput before the host tail. Pass-through ops (MaxPool, Reshape,
+         config) and DequantizeOutput before the host tail. Pass-through ops (MaxPool, Slice, Reshape,
          Transpose) keep codes; where the model gives their output another qtype a QRequant follows.
+         A Concat works on codes of the output's qtype: every input of another qtype gets a
+         QRequant in front (one rounding from its own codes, as DQ -> Concat -> Q rounds).
 Refuses when: a per-layer requant does not fit (accumulator wider than quant.max_acc_bits, a ratio
          too large for the multiplier, a bias out of range): error naming the node.
 """
@@ -217,15 +219,18 @@ def _avgpool(b: _Builder, n: Node) -> None:
     b.int_tensor(n.outputs[0])
 
 
+PASSTHROUGH_INT = {Op.MAXPOOL: Op.QMAXPOOL, Op.SLICE: Op.QSLICE}  # else the op itself (Reshape, Transpose)
+
+
 def _passthrough(b: _Builder, n: Node) -> None:
-    """MaxPool/Reshape/Transpose work on codes; a differing output qtype gets a QRequant after."""
+    """MaxPool/Slice/Reshape/Transpose work on codes; a differing output qtype gets a QRequant after."""
     x, y = n.inputs[0], n.outputs[0]
     qx, qy = b.float_graph.tensor(x).qtype, b.float_graph.tensor(y).qtype
     attrs = dict(n.attrs)
     if n.op == Op.MAXPOOL:
         assert qx is not None
         attrs["pad_value"] = qx.int.lo
-    op = Op.QMAXPOOL if n.op == Op.MAXPOOL else n.op
+    op = PASSTHROUGH_INT.get(Op(n.op), n.op)
     if qx == qy:
         b.nodes.append(Node(n.name, op, n.inputs, n.outputs, attrs))
         b.int_tensor(y)
@@ -238,6 +243,29 @@ def _passthrough(b: _Builder, n: Node) -> None:
     mults, shift = multipliers(n, [ratio], b.settings(n.name).multiplier_bits)
     b.float_graph = b.float_graph.with_tensor(b.tensors[mid])
     _emit_requant(b, f"{n.name}.requant", mid, y, mults, shift, {})
+
+
+def _concat(b: _Builder, n: Node) -> None:
+    """A Concat on codes of its output's qtype; an input of another qtype is requantized to it first."""
+    qy = b.float_graph.tensor(n.outputs[0]).qtype
+    assert qy is not None
+    inputs = [x if b.float_graph.tensor(x).qtype == qy else _requant_to(b, n, i, x, qy) for i, x in enumerate(n.inputs)]
+    b.nodes.append(Node(n.name, Op.QCONCAT, tuple(inputs), n.outputs, dict(n.attrs)))
+    b.int_tensor(n.outputs[0])
+
+
+def _requant_to(b: _Builder, n: Node, i: int, x: str, qy: QType) -> str:
+    """Input i of node `n` as codes of qtype `qy`: the tensor `{n}.in{i}` a QRequant writes."""
+    qx = b.float_graph.tensor(x).qtype
+    assert qx is not None
+    if qx.per_channel:
+        raise HlsgenError(f"node {n.name} ({n.op}): input {x} is quantized per channel; a Concat needs "
+                          "per-tensor inputs")
+    mid = f"{n.name}.in{i}"
+    b.float_graph = b.float_graph.with_tensor(replace(b.float_graph.tensor(x), name=mid, qtype=qy, aliases=()))
+    mults, shift = multipliers(n, [np.float64(qx.scale / qy.scale)], b.settings(n.name).multiplier_bits)
+    _emit_requant(b, f"{n.name}.requant{i}", x, mid, mults, shift, {})
+    return mid
 
 
 def _requant(b: _Builder, n: Node, shift: np.ndarray, qy: QType) -> dict[str, Any]:
@@ -296,4 +324,6 @@ LOWERINGS: dict[str, Callable[[_Builder, Node], None]] = {
     "MaxPool": _passthrough,
     "Reshape": _passthrough,
     "Transpose": _passthrough,
+    "Slice": _passthrough,
+    "Concat": _concat,
 }

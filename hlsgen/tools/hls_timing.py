@@ -38,7 +38,8 @@ from hlsgen.hw.model import Dataflow
 
 MVU_KERNELS = ("conv_mvu", "conv_mvu_residual", "dense", "dwconv_mvu", "dwconv_mvu_residual", "mvu_shared",
                "mvu_shared_residual")
-DEPTH = {"mvu": 12, "window": 3, "pool": 3, "requant": 8, "fork": 1, "reorder": 3, "lut": 2, "convert": 1}
+DEPTH = {"mvu": 12, "window": 3, "pool": 3, "requant": 8, "fork": 1, "reorder": 3, "lut": 2, "convert": 1,
+         "channels": 1}
 
 
 @dataclass
@@ -186,6 +187,14 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
         every = np.arange(n)
         ops = _ops(n, [("r", args[0], every), ("w", args[1], every)])
         return [Process(f"lut({layer})", layer, n, ops, DEPTH["lut"])]
+    if func == "concat_layer":  # channels.h: a beat of every input and one output beat per pixel
+        n, every = k["PIXELS"], np.arange(k["PIXELS"])
+        ops = _ops(n, [("r", s, every) for s in args[:k["INPUTS"]]] + [("w", args[k["INPUTS"]], every)])
+        return [Process(f"concat({layer})", layer, n, ops, DEPTH["channels"])]
+    if func == "slice_layer":
+        n, every = k["PIXELS"], np.arange(k["PIXELS"])
+        return [Process(f"slice({layer})", layer, n, _ops(n, [("r", args[0], every), ("w", args[1], every)]),
+                        DEPTH["channels"])]
     if func == "reorder_layer":
         n_in, n_el, oc = k["IN_PIXELS"], k["ELEMENTS"], k["OUT_C"]
         n = n_in + n_el

@@ -2,6 +2,7 @@
 #ifndef HLSGEN_KERNELS_H
 #define HLSGEN_KERNELS_H
 
+#include "channels.h"
 #include "dwc.h"
 #include "dwconv.h"
 #include "eltwise.h"
