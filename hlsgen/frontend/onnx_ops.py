@@ -1,7 +1,8 @@
 """Per-op translators of the ONNX front-end: the one dispatch table (see from_onnx.py and docs/ir.md).
 
 `TRANSLATORS` maps an ONNX op type of the default domain to its translator; the translators live in
-one module per op family (onnx_ops_nn, onnx_ops_elementwise, onnx_ops_layout, onnx_ops_quant) and
+one module per op family (onnx_ops_nn, onnx_ops_elementwise, onnx_ops_layout, onnx_ops_quant,
+onnx_ops_resize) and
 share onnx_ops_common. Only the QONNX Quant op is also accepted in the QONNX/FINN/Brevitas domains.
 Constant, Identity and Dropout are not here: the driver handles them (onnx_graph).
 """
@@ -12,6 +13,7 @@ from hlsgen.frontend import onnx_ops_elementwise as ew
 from hlsgen.frontend import onnx_ops_layout as layout
 from hlsgen.frontend import onnx_ops_nn as nn
 from hlsgen.frontend import onnx_ops_quant as quant
+from hlsgen.frontend import onnx_ops_resize as resize
 from hlsgen.frontend.onnx_ops_common import (
     EPILOGUE,
     INF,
@@ -63,6 +65,8 @@ TRANSLATORS: dict[str, Translator] = {
     "Unsqueeze": layout.unsqueeze,
     "Transpose": layout.transpose,
     "DepthToSpace": layout.depth_to_space,
+    "Resize": resize.resize,
+    "Upsample": resize.resize,
     "QuantizeLinear": quant.quantize_linear,
     "DequantizeLinear": quant.dequantize_linear,
     "Quant": quant.qonnx_quant,

@@ -41,6 +41,7 @@ KERNELS: dict[Op, Kernel] = {
     Op.RESHAPE: F.reshape,
     Op.TRANSPOSE: F.transpose,
     Op.DEPTH_TO_SPACE: F.depth_to_space,
+    Op.RESIZE: F.resize,
     Op.TRUNC: F.trunc,
     Op.QUANTIZE_LINEAR: F.quantize_linear,
     Op.DEQUANTIZE_LINEAR: F.dequantize_linear,
@@ -55,6 +56,7 @@ KERNELS: dict[Op, Kernel] = {
     Op.QADD: Q.qadd,
     Op.QMAXPOOL: Q.qmaxpool,
     Op.QAVGPOOL: Q.qavgpool,
+    Op.QRESIZE: Q.qresize,
     Op.QREQUANT: Q.qrequant,
     Op.DEQUANTIZE_OUTPUT: Q.dequantize_output,
 }

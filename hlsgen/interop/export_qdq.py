@@ -11,6 +11,7 @@ to float32 rounding (at most 1 LSB per layer, at rounding ties):
     QAdd         DQ(a, Ma/2^S·s_y, zp_a) + DQ(b, Mb/2^S·s_y, zp_b) -> Clip -> Q
     QAvgPool     DQ(x, n·M/2^S·s_y, zp_x) -> AveragePool(count_include_pad) -> Clip -> Q
     QRequant     DQ(x, M/2^S·s_y, zp_x) -> Clip -> Q;   QMaxPool, Reshape, Transpose on the codes
+    QResize      Resize(x, scales 1, 1, fh, fw; nearest, asymmetric, floor) on the codes
     QLut         Gather(table of output codes, Cast(x, int64) − x_lo) -> DQ(s_y, zp_y) -> Q(s_y, zp_y)  (exact)
 
 (M, S: the layer's multiplier and shift; a channel with M < 0 has its weight codes and bias negated.)
@@ -48,6 +49,7 @@ KNOWN_ATTRS: dict[Op, set[str]] = {
     Op.QMAXPOOL: {"kernel", "strides", "pads", "dilations", "pad_value"},
     Op.QREQUANT: {"x_zp", "axis", "mult", "shift", "mult_neg", "zp", "lo", "hi"},
     Op.QLUT: {"table", "x_lo"},
+    Op.QRESIZE: {"factors"},
 }
 
 
@@ -264,6 +266,14 @@ def qmaxpool(b: QdqBuilder, n: Node) -> None:
          dilations=list(n.attr("dilations") or (1, 1)))
 
 
+def qresize(b: QdqBuilder, n: Node) -> None:
+    """Nearest-neighbour repeat on the codes: asymmetric + floor reads input pixel i // f."""
+    fh, fw = (float(f) for f in n.attr("factors"))
+    scales = b.const(f"{n.name}.scales", np.array([1.0, 1.0, fh, fw], np.float32))
+    b.op("Resize", [n.inputs[0], "", scales], n.name, out=n.outputs[0], mode="nearest",
+         coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+
+
 def qrequant(b: QdqBuilder, n: Node) -> None:
     x = n.inputs[0]
     ndim = len(b.g.tensor(x).shape)
@@ -353,6 +363,6 @@ def transpose(b: QdqBuilder, n: Node) -> None:
 EMITTERS: dict[Op, Callable[[QdqBuilder, Node], None]] = {
     Op.QUANTIZE_INPUT: quantize_input, Op.DEQUANTIZE_OUTPUT: dequantize_output, Op.RESHAPE: reshape,
     Op.TRANSPOSE: transpose, Op.QCONV: qconv, Op.QGEMM: qgemm, Op.QADD: qadd, Op.QAVGPOOL: qavgpool,
-    Op.QMAXPOOL: qmaxpool, Op.QREQUANT: qrequant, Op.QLUT: qlut, Op.AFFINE: affine,
+    Op.QMAXPOOL: qmaxpool, Op.QRESIZE: qresize, Op.QREQUANT: qrequant, Op.QLUT: qlut, Op.AFFINE: affine,
     **{op: elementwise for op in CONSTANT_SCALINGS},
 }

@@ -60,6 +60,7 @@ class Op(str, Enum):
     GELU = "Gelu"
     DEPTH_TO_SPACE = "DepthToSpace"
     TRUNC = "Trunc"
+    RESIZE = "Resize"  # nearest-neighbour upsampling by integer factors (ONNX Resize, Upsample)
     # integer graph (after quantize)
     QUANTIZE_INPUT = "QuantizeInput"
     QCONV = "QConv"
@@ -69,6 +70,7 @@ class Op(str, Enum):
     QAVGPOOL = "QAvgPool"
     QREQUANT = "QRequant"
     QLUT = "QLut"
+    QRESIZE = "QResize"
     DEQUANTIZE_OUTPUT = "DequantizeOutput"
 
     def __str__(self) -> str:
@@ -150,6 +152,8 @@ SPECS: Mapping[Op, OpSpec] = MappingProxyType({
     Op.DEPTH_TO_SPACE: _spec(1, blocksize=REQUIRED, mode="DCR"),
     # QONNX Trunc: y = (f(round(x/in_scale + in_zp) / 2^shift) - out_zp) * out_scale, f = floor/ceil/round
     Op.TRUNC: _spec(1, in_scale=REQUIRED, in_zp=0, shift=REQUIRED, trunc_mode="FLOOR", out_scale=REQUIRED, out_zp=0),
+    # y[n, c, i, j] = x[n, c, i // fh, j // fw] with factors (fh, fw): exact on codes (QResize alike)
+    Op.RESIZE: _spec(1, factors=REQUIRED),
     Op.QUANTIZE_INPUT: _spec(1, rounding="half_even"),
     Op.QCONV: _spec((3, 4), **_WINDOW, group=1, pad_value=REQUIRED, **_LAYER_INT),
     Op.QGEMM: _spec(3, **_LAYER_INT),
@@ -159,6 +163,7 @@ SPECS: Mapping[Op, OpSpec] = MappingProxyType({
                        x_zp=REQUIRED, **_REQUANT),
     Op.QREQUANT: _spec(1, axis=1, x_zp=REQUIRED, **_REQUANT),
     Op.QLUT: _spec(1, table=REQUIRED, x_lo=REQUIRED),  # y = table[x - x_lo]
+    Op.QRESIZE: _spec(1, factors=REQUIRED),
     Op.DEQUANTIZE_OUTPUT: _spec(1),
 })
 
@@ -173,11 +178,12 @@ FUSABLE_ACTIVATIONS = (Op.RELU, Op.CLIP, Op.LEAKY_RELU)  # fused into the layer 
 CONSTANT_SCALINGS = (Op.MUL, Op.DIV, Op.ADD, Op.SUB)  # by a constant: Affine, folded into a layer
 HOST_BOUNDARY_OPS = (Op.QUANTIZE_INPUT, Op.DEQUANTIZE_OUTPUT)  # float <-> codes at the edges of the design
 MVU_OPS = (Op.QCONV, Op.QGEMM)  # integer matrix-vector layers: weights, an accumulator, a requant epilogue
-INTEGER_LAYER_OPS = (*MVU_OPS, Op.QADD, Op.QAVGPOOL, Op.QMAXPOOL, Op.QREQUANT, Op.QLUT)  # one hardware layer each
+# one hardware layer each
+INTEGER_LAYER_OPS = (*MVU_OPS, Op.QADD, Op.QAVGPOOL, Op.QMAXPOOL, Op.QREQUANT, Op.QLUT, Op.QRESIZE)
 HARDWARE_OPS = (*INTEGER_LAYER_OPS, *LAYOUT_OPS)  # what the dataflow builds (layout ops as stream orders)
 REQUANT_OPS = (*MVU_OPS, Op.QAVGPOOL, Op.QADD, Op.QREQUANT)  # end in a requant step (shift, zp, lo, hi)
 ELEMENTWISE_INT_OPS = (Op.QADD, Op.QREQUANT, Op.QLUT)  # keep their input's stream layout
-RASTER_INPUT_OPS = (Op.QCONV, Op.QMAXPOOL, Op.QAVGPOOL)  # read pixels in raster order, channels innermost
+RASTER_INPUT_OPS = (Op.QCONV, Op.QMAXPOOL, Op.QAVGPOOL, Op.QRESIZE)  # read pixels in raster order, channels innermost
 
 
 def spec_of(op: str) -> OpSpec | None:

@@ -5,7 +5,7 @@ After:   x ─QuantizeInput─► x.q ─QConv─► … ─QGemm─► y ─Deq
 Requires: calibrate.
 Math:    per op, see hlsgen/passes/quantize_layer.py and docs/numerics.md. Integer tensors keep the
          float graph's names; the host sides are QuantizeInput (float → codes, rounding from the
-         config) and DequantizeOutput before the host tail. Pass-through ops (MaxPool, Reshape,
+         config) and DequantizeOutput before the host tail. Pass-through ops (MaxPool, Resize, Reshape,
          Transpose) keep codes; where the model gives their output another qtype a QRequant follows.
 Refuses when: a per-layer requant does not fit (accumulator wider than quant.max_acc_bits, a ratio
          too large for the multiplier, a bias out of range): error naming the node.
@@ -206,14 +206,14 @@ def _avgpool(b: _Builder, n: Node) -> None:
 
 
 def _passthrough(b: _Builder, n: Node) -> None:
-    """MaxPool/Reshape/Transpose work on codes; a differing output qtype gets a QRequant after."""
+    """MaxPool/Resize/Reshape/Transpose work on codes; a differing output qtype gets a QRequant after."""
     x, y = n.inputs[0], n.outputs[0]
     qx, qy = b.float_graph.tensor(x).qtype, b.float_graph.tensor(y).qtype
     attrs = dict(n.attrs)
     if n.op == Op.MAXPOOL:
         assert qx is not None
         attrs["pad_value"] = qx.int.lo
-    op = Op.QMAXPOOL if n.op == Op.MAXPOOL else n.op
+    op = {Op.MAXPOOL: Op.QMAXPOOL, Op.RESIZE: Op.QRESIZE}.get(n.op, n.op)
     if qx == qy:
         b.nodes.append(Node(n.name, op, n.inputs, n.outputs, attrs))
         b.int_tensor(y)
@@ -281,6 +281,7 @@ LOWERINGS: dict[str, Callable[[_Builder, Node], None]] = {
     "AveragePool": _avgpool,
     "GlobalAveragePool": _avgpool,
     "MaxPool": _passthrough,
+    "Resize": _passthrough,
     "Reshape": _passthrough,
     "Transpose": _passthrough,
 }
