@@ -31,6 +31,7 @@ from hlsgen.hw.params import (
     MvuParams,
     ReorderParams,
     RequantParams,
+    UpsampleParams,
     ZeroPoint,
     requant_step,
     sliding_window,
@@ -122,6 +123,8 @@ def _summary(layer: Layer) -> str:
         return f"reorder {p.elements} codes: {p.in_pixels}x{p.in_c} -> {p.out_pixels}x{p.out_c}"
     if isinstance(p, ConvertParams):
         return f"{p.step.kind}: groups of {p.step.s} sub-beats of {p.step.w} bits, {p.step.k} a beat"
+    if isinstance(p, UpsampleParams):
+        return f"upsample x{p.fh}x{p.fw}: {p.in_h}x{p.in_w}x{p.channels} -> {p.in_h * p.fh}x{p.in_w * p.fw}"
     assert isinstance(p, AddParams | RequantParams | LutParams)
     return f"{layer.kind}, {p.channels} channels"
 
@@ -393,6 +396,13 @@ def _reorder(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     code.tables = [code.table("perm", "perm_t", layer.arrays["perm"], signed=False)]
 
 
+def _upsample(code: LayerCode, df: Dataflow, layer: Layer) -> None:
+    p = layer.params
+    assert isinstance(p, UpsampleParams)
+    code.const(IN_H=p.in_h, IN_W=p.in_w, CHANNELS=p.channels, FH=p.fh, FW=p.fw)
+    code.kernel = "upsample"
+
+
 def _convert(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p = layer.params
     assert isinstance(p, ConvertParams)
@@ -420,4 +430,5 @@ def _one(zp: ZeroPoint) -> int:
 
 
 KINDS = {Kind.CONV: _mvu, Kind.DWCONV: _mvu, Kind.GEMM: _mvu, Kind.MAXPOOL: _pool, Kind.AVGPOOL: _pool,
-         Kind.ADD: _add, Kind.REQUANT: _requant, Kind.LUT: _lut, Kind.REORDER: _reorder, Kind.CONVERT: _convert}
+         Kind.ADD: _add, Kind.REQUANT: _requant, Kind.LUT: _lut, Kind.REORDER: _reorder, Kind.CONVERT: _convert,
+         Kind.UPSAMPLE: _upsample}

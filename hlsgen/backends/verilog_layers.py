@@ -7,6 +7,7 @@ Every dataflow `Layer` becomes one unit, preceded by an `hg_window` when it read
     lut                -> hg_lut (its table in a .mem file)
     reorder            -> hg_reorder (a frame buffer; its read order in a .mem file)
     convert            -> hg_split or hg_join
+    upsample           -> hg_upsample (a row buffer)
 `unit(layer, df, top)` returns the template data of one layer: parameter lists and, for MVU layers,
 the weight ROM words (written to a .mem file read with $readmemh).
 """
@@ -44,6 +45,7 @@ from hlsgen.hw.params import (
     ReorderParams,
     Requant,
     RequantParams,
+    UpsampleParams,
     Window,
 )
 from hlsgen.numerics import signed_bits_for
@@ -72,6 +74,8 @@ def unit(layer: Layer, df: Dataflow, top: str) -> Unit:
         return _reorder_unit(layer, x, top)
     if layer.kind == Kind.CONVERT:
         return _convert_unit(layer, x, df.streams[layer.output])
+    if layer.kind == Kind.UPSAMPLE:
+        return _upsample_unit(layer, x)
     return Unit(layer.name, "hg_eltwise", (), 0, tuple(_eltwise_params(layer, df, x)))
 
 
@@ -100,6 +104,16 @@ def _reorder_unit(layer: Layer, x: Stream, top: str) -> Unit:
               Param("KB", unsigned_bits(perm.size - 1)), Param("CB", unsigned_bits(p.out_c - 1)),
               Param("MEM_FILE", mem))
     return Unit(layer.name, "hg_reorder", (), 0, params, mem, tuple(hex_words(words.reshape(-1, 1), wb + lb)))
+
+
+def _upsample_unit(layer: Layer, x: Stream) -> Unit:
+    """hg_upsample: a row buffer of whole-pixel beats, each pixel FW times, each row FH times."""
+    p = layer.params
+    assert isinstance(p, UpsampleParams)
+    params = (Param("W", x.data_bits), Param("IN_W", p.in_w), Param("FH", p.fh), Param("FW", p.fw),
+              Param("XB", unsigned_bits(p.in_w - 1)), Param("KB", unsigned_bits(p.fw - 1)),
+              Param("RB", unsigned_bits(p.fh - 1)))
+    return Unit(layer.name, "hg_upsample", (), 0, params)
 
 
 def _convert_unit(layer: Layer, x: Stream, out: Stream) -> Unit:

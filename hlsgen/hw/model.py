@@ -38,6 +38,7 @@ class Kind(str, Enum):
     LUT = "lut"
     REORDER = "reorder"
     CONVERT = "convert"
+    UPSAMPLE = "upsample"
 
     def __str__(self) -> str:
         return self.value

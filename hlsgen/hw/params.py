@@ -138,8 +138,20 @@ class ConvertParams:
     groups: int
 
 
+@dataclass(frozen=True)
+class UpsampleParams:
+    """A nearest-neighbour upsampling (no arrays): an [in_h, in_w, channels] image whose every pixel
+    is repeated fh times down and fw times across."""
+
+    in_h: int
+    in_w: int
+    channels: int
+    fh: int
+    fw: int
+
+
 LayerParams = (MvuParams | MaxPoolParams | AvgPoolParams | AddParams | RequantParams | LutParams | ReorderParams
-               | ConvertParams)
+               | ConvertParams | UpsampleParams)
 
 
 def requant_step(p: LayerParams) -> Requant | None:
