@@ -31,7 +31,8 @@ RNG = np.random.default_rng(43)
 def _conv(x: str, y: str, w: str, cin: int, cout: int) -> tuple[list, list]:
     nodes = [node("Conv", [x, w, f"{w}_b"], [f"{y}_c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
              node("Relu", [f"{y}_c"], [y])]
-    return nodes, [init(w, RNG.standard_normal((cout, cin, 3, 3)) * 0.3), init(f"{w}_b", RNG.standard_normal(cout) * 0.1)]
+    weights = RNG.standard_normal((cout, cin, 3, 3)) * 0.3
+    return nodes, [init(w, weights), init(f"{w}_b", RNG.standard_normal(cout) * 0.1)]
 
 
 def chain_net():
@@ -111,7 +112,8 @@ def test_a_wrong_repeat_in_the_rtl_is_caught(compiled, tmp_path: Path) -> None:
     sv = bad / "rtl" / "hg_upsample.sv"
     text = sv.read_text()
     assert "reads ? in_data : row[x]" in text
-    sv.write_text(text.replace("reads ? in_data : row[x]", "reads ? in_data : row[x == LAST_X[XB-1:0] ? '0 : x + 1'b1]"))
+    wrong = "reads ? in_data : row[x == LAST_X[XB-1:0] ? '0 : x + 1'b1]"
+    sv.write_text(text.replace("reads ? in_data : row[x]", wrong))
     assert _rtl_fails(bad)
 
 
