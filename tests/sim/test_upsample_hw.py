@@ -3,8 +3,9 @@
 Four nets: conv -> maxpool -> conv -> Resize -> conv at factors 2x2, 3x1 and 1x2, and a U-Net-ish
 skip at 2x2, conv -> (skip) + Resize(conv(maxpool)) -> Add -> conv, where the skip FIFO must hold
 what the upsampled branch lags behind. C simulation is bit-exact layer by layer; the Verilog is
-bit-exact with random stalls and its cycles per frame equal the model (replay run); a corrupted golden vector, and a wrong repeat
-in the RTL (a row replayed from the wrong buffer slot, a pixel not repeated across), are caught.
+bit-exact with random stalls and its cycles per frame equal the model (replay run); a corrupted
+golden vector, and a wrong repeat in the RTL (a row replayed from the wrong buffer slot, a pixel not
+repeated across), are caught.
 The HLS sources pass the synthesizable-style lint, the RTL Verilator -Wall and Yosys synth_xilinx.
 """
 
