@@ -34,9 +34,9 @@ from hlsgen.backends.hls_layers import LayerCode, layer_code, window_schedule
 from hlsgen.backends.render import TEMPLATES, TESTBENCH, copy_tree, render
 from hlsgen.config.hw import HwConfig
 from hlsgen.errors import HlsgenError
+from hlsgen.hw.convert import WIDEST_BEAT
 from hlsgen.hw.fifo import FIFO_MARGIN
 from hlsgen.hw.model import Dataflow, Layer, Stream
-from hlsgen.hw.stream_folds import WIDEST_BEAT
 from hlsgen.support.names import Namer
 
 GENERATED = {"src/top.cpp": "top.cpp.j2", "src/top.h": "top.h.j2", "src/params.h": "params.h.j2",

@@ -21,7 +21,7 @@ from hlsgen.hw.layers import mvu, pool
 from hlsgen.hw.layers.common import beat_window
 from hlsgen.hw.layers.mvu import hls_packs_pairs, hls_weight_rom, requant_units, weight_words
 from hlsgen.hw.model import MVU_KINDS, POOL_KINDS, Dataflow, Kind, Layer, Stream
-from hlsgen.hw.packing import code_range, folded, per_channel
+from hlsgen.hw.packing import folded, per_channel
 from hlsgen.hw.params import (
     AddParams,
     AvgPoolParams,
@@ -322,17 +322,16 @@ def _pool(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     if not isinstance(p, AvgPoolParams):
         code.kernel = "global_maxpool" if glob else "maxpool"
         return
-    taps = w.in_h * w.in_w if glob else w.taps
     assert isinstance(p.x_zp, int)
-    bound = taps * (max(abs(c) for c in code_range(x)) + abs(p.x_zp))
     n, pe = w.in_c, layer.pe
     fold = math.ceil(n / pe)
     mult = folded(per_channel(layer.arrays["mult"], n), fold, pe)
-    acc_bits = signed_bits_for(bound)
+    acc_bits = pool.sum_bits(layer, x)
     code.const(X_ZP=p.x_zp, ACC_BITS=acc_bits, MULT_BITS=signed_bits_for(int(np.abs(mult).max())), PE=pe,
                FOLD=fold, OUT_GROUP=lane_group(df.streams[layer.output], pe, fold))
-    code.types.append({"name": "sums_t", "kind": "beat", "bits": n * acc_bits})
-    code.kernel = "global_avgpool" if glob else "avgpool"
+    folded_in = pool.reads_folded(layer, x)
+    code.types.append({"name": "sums_t", "kind": "beat", "bits": (pe if folded_in else n) * acc_bits})
+    code.kernel = "global_avgpool_folded" if folded_in else "global_avgpool" if glob else "avgpool"
     code.tables = [code.table("m", "mult_t", mult),
                    code.table("s", "shift_t", folded(per_channel(layer.arrays["shift"], n), fold, pe), signed=False)]
     code.roms += [{"name": t, "dim": 2, "reshape": 1, "impl": "lutram"} for t in code.tables]

@@ -31,7 +31,7 @@ from hlsgen.backends.verilog_values import (
     vector,
 )
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.layers import mvu
+from hlsgen.hw.layers import mvu, pool
 from hlsgen.hw.layers.common import beat_window
 from hlsgen.hw.layers.mvu import lut_multipliers, packs_pairs, requant_units, weight_words
 from hlsgen.hw.model import MVU_KINDS, POOL_KINDS, Dataflow, Kind, Layer, Stream
@@ -260,6 +260,13 @@ def _pool_unit(layer: Layer, df: Dataflow, x: Stream) -> Unit:
     x_zp = per_channel(p.x_zp, c)
     mult, shift = per_channel(a["mult"], c), per_channel(a["shift"], c)
     mb = mult_bits(mult)
+    requant = [*_requant_common(p.requant, out, shift), Param("MB", mb), vector("MULT", mult, mb),
+               vector("SHIFT", shift, shift_bits(shift)), vector("X_OFF", x.pixels * x_zp, 32)]
+    if pool.reads_folded(layer, x):  # PE channels a beat in; OBG folds a beat out
+        return Unit(layer.name, "hg_gap", (), 0, (
+            Param("C", c), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("PIXELS", x.pixels),
+            Param("PE", layer.pe), *requant, Param("OBG", out.fold // layer.pe if out.fold < c else
+                                                    math.ceil(c / layer.pe)), Param("OUTW", out.data_bits)))
     params = [*common, flag("IS_AVG", True), Param("PE", layer.pe), *_requant_common(p.requant, out, shift),
               Param("MB", mb), vector("MULT", mult, mb), vector("SHIFT", shift, shift_bits(shift)),
               vector("X_OFF", kk * x_zp, 32)]

@@ -43,6 +43,7 @@ KERNELS: dict[Op, Kernel] = {
     Op.DEPTH_TO_SPACE: F.depth_to_space,
     Op.RESIZE: F.resize,
     Op.TRUNC: F.trunc,
+    Op.IDENTITY: F.identity,
     Op.QUANTIZE_LINEAR: F.quantize_linear,
     Op.DEQUANTIZE_LINEAR: F.dequantize_linear,
     Op.SOFTMAX: F.softmax,

@@ -201,6 +201,11 @@ def reshape(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     return x.reshape((x.shape[0],) + tuple(int(d) for d in node.attr("shape")))
 
 
+def identity(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    """The input's value (its output carries another quantizer: passes/absorb_qdq.py)."""
+    return np.asarray(inputs[0])
+
+
 def transpose(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     perm = tuple(int(p) for p in node.attr("perm"))
     if perm[0] != 0:

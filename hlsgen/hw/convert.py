@@ -19,7 +19,13 @@ A fold change A -> B of a stream of C channels of b bits (`fold_change`):
   A == B        nothing;
   A == k*B      split(W=B*b, S=ceil(C/B), K=k);
   B == k*A      join(W=A*b, S=ceil(C/A), K=k);
-  otherwise     through g = gcd(A, B): split(W=g*b, S=ceil(C/g), K=A/g), then join(W=g*b, S=ceil(C/g), K=B/g).
+  otherwise     through g = gcd(A, B): split(W=g*b, S=ceil(C/g), K=A/g), then join(W=g*b, S=ceil(C/g), K=B/g),
+                ceil(C/g) cycles a pixel each; or, when that is slower and L = lcm(A, B) channels fit one
+                beat (L <= C, L*b <= WIDEST_BEAT), through L: join(W=A*b, S=ceil(C/A), K=L/A), then
+                split(W=B*b, S=ceil(C/B), K=L/B), max(ceil(C/A), ceil(C/B)) cycles a pixel (a wider
+                register for speed: 34 -> 5 of 640 channels takes 128 cycles a pixel instead of 640).
+Through L the same argument runs the other way: beat j at fold L holds the sub-beats j*L/A ..
+(j+1)*L/A - 1 of fold A, i.e. channels [j*L, (j+1)*L), and splits into the fold-B beats of those channels.
 Why this is exact: the beats of a pixel at fold A are ceil(C/A) = ceil(ceil(C/g)/(A/g)) = G beats, and
 reading them as sub-beats of g*b bits gives the pixel's channels in order, g per sub-beat; the S = ceil(C/g)
 sub-beats kept hold every channel (the last one possibly zero above channel C-1: input padding), those
@@ -37,10 +43,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from math import gcd
+from math import gcd, lcm
 from typing import Literal
 
 import numpy as np
+
+WIDEST_BEAT = 4096  # bits: the widest stream (or register) Vitis HLS takes (AP_INT_MAX_W)
 
 ConvertKind = Literal["split", "join"]
 
@@ -108,8 +116,11 @@ def fold_change(channels: int, bits: int, a: int, b: int) -> tuple[Convert, ...]
         return (Convert("split", b * bits, _ceil_div(channels, b), a // b),)
     if b % a == 0:
         return (Convert("join", a * bits, _ceil_div(channels, a), b // a),)
-    g = gcd(a, b)
+    g, wide = gcd(a, b), lcm(a, b)
     s = _ceil_div(channels, g)
+    if wide <= channels and wide * bits <= WIDEST_BEAT and max(_ceil_div(channels, a), _ceil_div(channels, b)) < s:
+        return (Convert("join", a * bits, _ceil_div(channels, a), wide // a),
+                Convert("split", b * bits, _ceil_div(channels, b), wide // b))
     return Convert("split", g * bits, s, a // g), Convert("join", g * bits, s, b // g)
 
 

@@ -17,13 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from hlsgen.hw.convert import fold_change
+from hlsgen.hw.convert import WIDEST_BEAT, fold_change
 from hlsgen.hw.layers import MODULES
 from hlsgen.hw.layers.convert import converter
 from hlsgen.hw.model import Layer, Stream
 from hlsgen.support.names import Namer
-
-WIDEST_BEAT = 4096  # bits: the widest stream Vitis HLS takes (AP_INT_MAX_W)
 
 
 def fold_streams(layers: tuple[Layer, ...], streams: Mapping[str, Stream], first: Stream,

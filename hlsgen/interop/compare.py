@@ -40,7 +40,8 @@ from hlsgen.golden.int_ops import along_axis, requant_step
 from hlsgen.interop.ort import ort_integers, ort_reference, ort_version
 from hlsgen.ir import Graph, Node
 from hlsgen.ir.epilogue import Epilogue, two_step
-from hlsgen.ir.ops import INTEGER_LAYER_OPS, LAYOUT_OPS
+from hlsgen.ir.ops import INTEGER_LAYER_OPS, LAYOUT_OPS, MVU_OPS
+from hlsgen.passes.absorb_qdq import FORK_REQUANT
 from hlsgen.passes.calibrate import EXACT_OUTPUT
 from hlsgen.pipeline import Compilation, compile_model, intermediates
 from hlsgen.support.identifiers import shown
@@ -109,7 +110,25 @@ def ort_codes(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]) -> np.ndarra
     p = g.producer(tensor)
     if not _names(g, tensor, ort) and p is not None and p.op in LAYOUT_OPS:
         return KERNELS[p.op](p, g, [ort_codes(g, p.inputs[0], ort)])
+    if not _names(g, tensor, ort) and p is not None and tensor in forked_tensors(g):
+        return _exact_value(g, p, ort)
     return ort[ort_name(g, tensor, ort)].astype(np.int64)
+
+
+def _exact_value(g: Graph, p: Node, ort: Mapping[str, np.ndarray]) -> np.ndarray:
+    """A forked tensor's exact value from onnxruntime's codes: its producer fed its inputs, or for a
+    two-step layer its second step fed onnxruntime's intermediate t (so a step-1 near-tie, which
+    step 2's gain would amplify, is not counted against the branches)."""
+    mid = mid_name(g, p, ort) if p.op in MVU_OPS and two_step(p) else None
+    if mid is not None:
+        return _second_step(p, ort[mid].astype(np.int64), _fed_inputs(g, p, ort)[3:])
+    return KERNELS[p.op](p, g, _fed_inputs(g, p, ort))
+
+
+def forked_tensors(g: Graph) -> set[str]:
+    """Tensors the model quantizes differently on several branches: hlsgen holds their exact value,
+    onnxruntime none (passes/absorb_qdq.FORK_REQUANT); their branches are compared fed through them."""
+    return {str(note.data["tensor"]) for note in g.notes if note.kind == FORK_REQUANT}
 
 
 def _output_view(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]
@@ -155,9 +174,10 @@ def _diff(g: Graph, n: Node, ort: Mapping[str, np.ndarray], ours: np.ndarray) ->
 
 def compared_layers(g: Graph) -> list[Node]:
     """The integer layers whose output onnxruntime also computes as codes (not a layer whose output the
-    model leaves in float, which hlsgen outputs as its exact sum: passes/calibrate.EXACT_OUTPUT)."""
-    exact = {note.node for note in g.notes if note.kind == EXACT_OUTPUT}
-    return [n for n in g.nodes if n.op in COMPARED_OPS and n.name not in exact]
+    model leaves in float, which hlsgen outputs as its exact sum: passes/calibrate.EXACT_OUTPUT; nor the
+    producer of a forked tensor, whose branches are compared through it)."""
+    exact, forked = {note.node for note in g.notes if note.kind == EXACT_OUTPUT}, forked_tensors(g)
+    return [n for n in g.nodes if n.op in COMPARED_OPS and n.name not in exact and n.outputs[0] not in forked]
 
 
 def fed_differences(g: Graph, ort: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -193,15 +213,21 @@ def step_differences(g: Graph, n: Node, ort: Mapping[str, np.ndarray]) -> list[n
     assert e.mid is not None
     step1 = Epilogue(e.mid, rounding=e.rounding)  # the layer up to its intermediate quantizer
     t = KERNELS[n.op](Node(n.name, n.op, n.inputs[:3], n.outputs, {**n.attrs, "epilogue": step1}), g, fed[:3])
+    return [np.abs(t - t_ort), _diff(g, n, ort, _second_step(n, t_ort, fed[3:]))]
+
+
+def _second_step(n: Node, t_ort: np.ndarray, skip_fed: list[np.ndarray]) -> np.ndarray:
+    """A two-step layer's output from onnxruntime's intermediate codes t (and skip)."""
+    e: Epilogue = n.attr("epilogue")
+    assert e.mid is not None
     nd = t_ort.ndim
     skip = None
-    if len(fed) > 3:
+    if skip_fed:
         if e.skip is None:
             raise HlsgenError(f"{shown(n.name)} ({n.op}): a skip input without the epilogue's skip scaling")
-        skip = (fed[3], along_axis(e.skip.zp, nd, 1), along_axis(e.skip.mult, nd, 1))
+        skip = (skip_fed[0], along_axis(e.skip.zp, nd, 1), along_axis(e.skip.mult, nd, 1))
     post_bias = None if e.post_bias is None else along_axis(e.post_bias, nd, 1)
-    y = numerics.fused_epilogue(t_ort - e.mid.zp, requant_step(e.out, nd), None, skip, post_bias, e.rounding)
-    return [np.abs(t - t_ort), _diff(g, n, ort, y)]
+    return numerics.fused_epilogue(t_ort - e.mid.zp, requant_step(e.out, nd), None, skip, post_bias, e.rounding)
 
 
 def agreement_rows(c: Compilation, ort: Mapping[str, np.ndarray], x: np.ndarray) -> list[LayerAgreement]:

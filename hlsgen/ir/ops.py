@@ -60,6 +60,7 @@ class Op(str, Enum):
     GELU = "Gelu"
     DEPTH_TO_SPACE = "DepthToSpace"
     TRUNC = "Trunc"
+    IDENTITY = "Identity"  # the same value under another quantizer: one branch of a multiply-quantized tensor
     RESIZE = "Resize"  # nearest-neighbour upsampling by integer factors (ONNX Resize, Upsample)
     # integer graph (after quantize)
     QUANTIZE_INPUT = "QuantizeInput"
@@ -152,6 +153,7 @@ SPECS: Mapping[Op, OpSpec] = MappingProxyType({
     Op.DEPTH_TO_SPACE: _spec(1, blocksize=REQUIRED, mode="DCR"),
     # QONNX Trunc: y = (f(round(x/in_scale + in_zp) / 2^shift) - out_zp) * out_scale, f = floor/ceil/round
     Op.TRUNC: _spec(1, in_scale=REQUIRED, in_zp=0, shift=REQUIRED, trunc_mode="FLOOR", out_scale=REQUIRED, out_zp=0),
+    Op.IDENTITY: _spec(1),
     # y[n, c, i, j] = x[n, c, i // fh, j // fw] with factors (fh, fw): exact on codes (QResize alike)
     Op.RESIZE: _spec(1, factors=REQUIRED),
     Op.QUANTIZE_INPUT: _spec(1, rounding="half_even"),

@@ -14,8 +14,12 @@ Math:    DQ(Q(x)) is the fake-quantized x; the quantize pass later makes x reall
          BatchNormalization an explicit Relu is restored (it fuses back into the layer), so fusions
          that drop this intermediate rounding (residual add, BN fold) keep at least the clamp. By
          default fusions keep the quantizer itself (two-step epilogue), clamp included.
-Refuses when: a Dequantize reads a non-constant tensor not made by a Quantize (integer model input),
-         or one tensor is quantized twice with different parameters.
+         A tensor read by quantizers with different parameters (nn2fpga's QONNX ResNet-8 quantizes a
+         block output once for the skip and once for the next conv) keeps its own value: each
+         distinct quantizer reads it through an Identity whose output carries that quantizer, so
+         each branch is rounded once from the exact value (calibrate.py gives the tensor its exact
+         integer type, quantize.py makes each Identity a requant: a fork with per-branch requant).
+Refuses when: a Dequantize reads a non-constant tensor not made by a Quantize (integer model input).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hlsgen.errors import HlsgenError
-from hlsgen.ir import Edit, Graph, Node, Note, Op, Tensor
+from hlsgen.ir import Edit, Graph, Node, Note, Op, QType, Tensor
 from hlsgen.ir.ops import QDQ_OPS
 from hlsgen.numerics import quantize
 from hlsgen.passes.context import PassContext
@@ -33,6 +37,7 @@ from hlsgen.passes.rewrite import rewrite_all
 def absorb_qdq(graph: Graph, ctx: PassContext) -> Graph:
     graph = rewrite_all(graph, _fold_const_quantize)
     graph = rewrite_all(graph, _fold_const_dequantize)
+    graph = _fork_quantizers(graph)
     graph = rewrite_all(graph, _absorb_pair)
     if ctx.config.quant.fuse_across_qdq:
         graph = rewrite_all(graph, _restore_absorbed_relu)
@@ -64,6 +69,41 @@ def _fold_const_dequantize(graph: Graph, node: Node) -> Edit | None:
         raise HlsgenError(f"node {node.name}: DequantizeLinear of a constant without a qtype")
     alias = replace(src, aliases=src.aliases + (node.outputs[0],))
     return Edit(remove=(node.name,), tensors=(alias,), rename_uses={node.outputs[0]: src.name})
+
+
+FORK_REQUANT = "fork_requant"  # the Note kind of a tensor whose quantizers differ
+
+
+def _fork_quantizers(graph: Graph) -> Graph:
+    """Each distinct quantizer of a tensor that has several reads it through its own Identity."""
+    for name in [t for n in graph.nodes for t in n.outputs] + list(graph.inputs):
+        readers = [c for c in graph.consumers(name)
+                   if c.op == Op.QUANTIZE_LINEAR and graph.tensor(c.outputs[0]).qtype is not None]
+        qtypes: list[QType] = []
+        for q in readers:
+            qtype = graph.tensor(q.outputs[0]).qtype
+            if qtype is not None and qtype not in qtypes:
+                qtypes.append(qtype)
+        if len(qtypes) > 1:
+            graph = graph.apply(_forked(graph, name, readers, qtypes))
+    return graph
+
+
+def _forked(graph: Graph, name: str, readers: list[Node], qtypes: list[QType]) -> Edit:
+    x = graph.tensor(name)
+    branches = [Tensor(f"{name}.as{i}", x.shape) for i in range(len(qtypes))]
+    forks: list[Node] = [Node(f"{name}.fork{i}", Op.IDENTITY, (name,), (t.name,)) for i, t in enumerate(branches)]
+    moved = [replace(q, inputs=(branches[_branch(graph, q, qtypes)].name, *q.inputs[1:])) for q in readers]
+    note = Note(FORK_REQUANT, name, f"tensor {name} has {len(qtypes)} quantizers ("
+                + ", ".join(repr(q) for q in qtypes) + "): one requant per branch from its exact value",
+                {"tensor": name})
+    return Edit(remove=tuple(q.name for q in readers), add=(*forks, *moved), tensors=tuple(branches), notes=(note,))
+
+
+def _branch(graph: Graph, q: Node, qtypes: list[QType]) -> int:
+    qtype = graph.tensor(q.outputs[0]).qtype
+    assert qtype is not None
+    return qtypes.index(qtype)
 
 
 def _absorb_pair(graph: Graph, node: Node) -> Edit | None:

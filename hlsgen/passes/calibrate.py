@@ -17,10 +17,17 @@ Math:    range [lo, hi] = min/max over the batch (or the (100-p)/p percentiles),
          host) whose output the model does not quantize, in a model that quantizes its input and
          weight, takes its exact accumulator type (`exact_output_qtype`): its codes are the sum
          Σ x·w + b itself at the scale s_x·s_w[c], dequantized on the host. No calibration is asked.
+         A tensor read only by the Identity forks of absorb_qdq (quantized differently on each
+         branch) takes its exact integer type (`_exact_forks`), so that each branch's requant
+         rounds the model's value once: a layer's accumulator as above; a sum of quantized terms
+         (an Add, or a two-step layer's t + skip) on the grid g = the finest term scale when every
+         other term's scale is an integer multiple of it, y = Σ (q − zp)·(s/g); a Relu, MaxPool,
+         Reshape or Transpose of such a tensor, its input's type.
 Progress: the float model runs in chunks of CHUNK inputs (the same ranges whatever the display);
          from PROGRESS_MIN inputs on they are shown by hlsgen.support.progress (count, elapsed, time left).
 Refuses when: a tensor needs calibration and no data was given (error listing the tensors; when
-         the input is among them, it also offers `quant.input`).
+         the input is among them, it also offers `quant.input`); a tensor quantized differently on
+         several branches has no exact integer value (error naming it, its producer and quantizers).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ import numpy as np
 from hlsgen.errors import HlsgenError
 from hlsgen.ir import Edit, Graph, IntType, Node, Note, Op, QType
 from hlsgen.ir.ops import FLOAT_LAYER_OPS, LAYOUT_OPS
-from hlsgen.numerics import accumulator_bits, activation_qtype
+from hlsgen.numerics import accumulator_bits, activation_qtype, signed_bits_for
 from hlsgen.passes.check_supported import host_head, host_tail
 from hlsgen.passes.context import PassContext
 from hlsgen.passes.quantize_layer import weight_codes
@@ -56,7 +63,7 @@ def hardware_tensors(graph: Graph) -> list[str]:
 
 
 def calibrate(graph: Graph, ctx: PassContext) -> Graph:
-    graph = _exact_outputs(_quantizer_behind_layout(_configured_input(graph, ctx)))
+    graph = _exact_forks(_exact_outputs(_quantizer_behind_layout(_configured_input(graph, ctx))))
     inherited = {n.outputs[0]: n.inputs[0] for n in graph.nodes if n.op in PASSTHROUGH_OPS}
     needed = [t for t in hardware_tensors(graph) if graph.tensor(t).qtype is None and t not in inherited]
     if needed:
@@ -132,6 +139,72 @@ def exact_output_qtype(graph: Graph, n: Node) -> QType | None:
     if np.all(acc_scale == acc_scale[0]):
         return QType(IntType(bits, True), float(acc_scale[0]), 0)
     return QType(IntType(bits, True), acc_scale, np.zeros(acc_scale.size, np.int64), axis=1)
+
+
+def _exact_forks(graph: Graph) -> Graph:
+    forked = dict.fromkeys(n.inputs[0] for n in graph.nodes if n.op == Op.IDENTITY)
+    for name in forked:
+        if graph.tensor(name).qtype is not None:
+            continue
+        exact = _with_exact_value(graph, name)
+        if exact is None:
+            producer = graph.producer(name)
+            made = f"its producer {producer.name} ({producer.op})" if producer else "it is a graph input and"
+            quantizers = ", ".join(repr(graph.tensor(c.outputs[0]).qtype) for c in graph.consumers(name))
+            raise HlsgenError(f"tensor {name} is quantized twice with different parameters ({quantizers}): "
+                              f"{made} has no exact integer value both branches can be requantized from "
+                              "(an accumulator with its bias on the grid, or a sum of terms whose scales are "
+                              "integer multiples of the finest)")
+        graph = exact
+    return graph
+
+
+EXACT_PASSTHROUGH = (Op.RELU, Op.MAXPOOL, *LAYOUT_OPS)  # exact on codes: the output keeps the input's type
+
+
+def _with_exact_value(graph: Graph, name: str) -> Graph | None:
+    """`graph` with tensor `name` (and, through a pass-through op, its source) typed exactly, or None."""
+    n = graph.producer(name)
+    qtype: QType | None = None
+    if n is not None and n.op in EXACT_PASSTHROUGH:
+        src = n.inputs[0]
+        if graph.tensor(src).qtype is None:
+            upstream = _with_exact_value(graph, src)
+            if upstream is None:
+                return None
+            graph = upstream
+        q = graph.tensor(src).qtype
+        qtype = q if q is not None and not q.per_channel else None
+    elif n is not None and n.op in FLOAT_LAYER_OPS:
+        qtype = exact_output_qtype(graph, n) if n.attr("mid") is None else _exact_second_step(graph, n)
+    elif n is not None and n.op == Op.ADD:
+        qtype = exact_sum_qtype([graph.tensor(i).qtype for i in n.inputs], relu=False)
+    return None if qtype is None else graph.with_tensor(replace(graph.tensor(name), qtype=qtype))
+
+
+def _exact_second_step(graph: Graph, n: Node) -> QType | None:
+    """A two-step layer's y = post_act(t [+ skip]) with no BatchNorm or bias in step 2."""
+    if np.any(np.asarray(n.attr("post_a")) != 1) or np.any(np.asarray(n.attr("post_b"))) \
+            or n.attr("post_act") not in ("none", "relu"):
+        return None
+    terms = [n.attr("mid")] + [graph.tensor(i).qtype for i in n.inputs[3:]]
+    return exact_sum_qtype(terms, relu=n.attr("post_act") == "relu")
+
+
+def exact_sum_qtype(terms: list[QType | None], relu: bool) -> QType | None:
+    """Σ s_i·(q_i − zp_i) as integer codes on the grid g = min s_i, when every s_i/g is an integer
+    (to float64 precision); signed, as wide as the worst sum (≥ 0 after a Relu). None otherwise."""
+    if any(q is None or q.per_channel for q in terms):
+        return None
+    typed = [q for q in terms if q is not None]
+    grid = min(float(q.scale) for q in typed)
+    ratios = [float(q.scale) / grid for q in typed]
+    if any(abs(r - round(r)) > 1e-9 * r for r in ratios):
+        return None
+    lo = sum(round(r) * (q.int.lo - int(q.zero_point)) for r, q in zip(ratios, typed, strict=True))
+    hi = sum(round(r) * (q.int.hi - int(q.zero_point)) for r, q in zip(ratios, typed, strict=True))
+    lo = max(lo, 0) if relu else lo
+    return QType(IntType(signed_bits_for(max(abs(lo), abs(hi))), True), grid, 0)
 
 
 def _measure(graph: Graph, needed: list[str], ctx: PassContext) -> Graph:

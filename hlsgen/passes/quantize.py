@@ -176,12 +176,24 @@ def _activation(b: _Builder, n: Node) -> None:
     _emit_requant(b, n.name, n.inputs[0], n.outputs[0], mults, shift, act)
 
 
+def _identity(b: _Builder, n: Node) -> None:
+    """One branch of a tensor quantized differently on several branches: a requant from its exact
+    value (passes/calibrate._exact_forks; per channel when it is a layer's accumulator)."""
+    qx, qy = b.float_graph.tensor(n.inputs[0]).qtype, b.float_graph.tensor(n.outputs[0]).qtype
+    assert qx is not None and qy is not None
+    ratio = np.asarray(qx.scale, np.float64).reshape(-1) / np.float64(qy.scale)
+    mults, shift = multipliers(n, [ratio], b.settings(n.name).multiplier_bits)
+    _emit_requant(b, n.name, n.inputs[0], n.outputs[0], mults, shift, {})
+
+
 def _emit_requant(b: _Builder, name: str, x: str, y: str, mults: list[np.ndarray], shift: np.ndarray,
                   act: dict[str, Any]) -> None:
     qx, qy = b.float_graph.tensor(x).qtype, b.float_graph.tensor(y).qtype
     assert qx is not None and qy is not None
     lo, hi = clamp_codes(name, qy, act.get("clip_min", -math.inf), act.get("clip_max", math.inf))
-    attrs = {"x_zp": int(qx.zero_point), "axis": 1, "mult": _ints(mults[0]), "shift": _ints(shift),
+    x_zp = np.unique(np.asarray(qx.zero_point))
+    assert x_zp.size == 1, f"{name}: per-channel input zero points"
+    attrs = {"x_zp": int(x_zp[0]), "axis": 1, "mult": _ints(mults[0]), "shift": _ints(shift),
              "mult_neg": _ints(mults[1]) if len(mults) > 1 else None, "zp": int(qy.zero_point),
              "lo": lo, "hi": hi, "rounding": b.rounding}
     b.nodes.append(Node(name, Op.QREQUANT, (x,), (y,), attrs))
@@ -271,6 +283,7 @@ def _trunc(b: _Builder, n: Node) -> None:
 
 LOWERINGS: dict[str, Callable[[_Builder, Node], None]] = {
     "Trunc": _trunc,
+    "Identity": _identity,
     **{str(op): _lut for op in UNARY_OPS},
     "Conv": _layer,
     "Gemm": _layer,

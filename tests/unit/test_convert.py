@@ -101,8 +101,14 @@ def test_fold_change_is_exact_with_padding() -> None:
         if chain:  # one group per pixel; the chain's ends have the folds' widths
             assert chain[0].beats_in(5) == len(src) and chain[-1].beats_out(5) == len(want)
             assert chain[0].in_bits == a * bits and chain[-1].out_bits == b * bits
-            assert all(x.cycles(5) == 5 * math.ceil(channels / math.gcd(a, b)) for x in chain)
-    assert kinds == {(), ("split",), ("join",), ("split", "join")}
+            through_gcd = math.ceil(channels / math.gcd(a, b))
+            cycles = [x.cycles(5) // 5 for x in chain]
+            if [x.kind for x in chain] == ["join", "split"]:  # through lcm(a, b): only where faster
+                assert cycles == [math.ceil(channels / a), math.ceil(channels / b)] and max(cycles) < through_gcd
+                assert math.lcm(a, b) <= channels
+            else:
+                assert cycles == [through_gcd] * len(chain)
+    assert kinds == {(), ("split",), ("join",), ("split", "join"), ("join", "split")}
 
 
 def test_fold_change_shapes() -> None:
@@ -110,7 +116,10 @@ def test_fold_change_shapes() -> None:
     assert fold_change(7, 4, 6, 2) == (Convert("split", 8, 4, 3),)
     assert fold_change(7, 4, 2, 6) == (Convert("join", 8, 4, 3),)
     assert fold_change(7, 3, 4, 6) == (Convert("split", 6, 4, 2), Convert("join", 6, 4, 3))
-    assert fold_change(5, 8, 3, 2) == (Convert("split", 8, 5, 3), Convert("join", 8, 5, 2))
+    assert fold_change(5, 8, 3, 2) == (Convert("split", 8, 5, 3), Convert("join", 8, 5, 2))  # lcm 6 > 5 channels
+    assert fold_change(12, 8, 3, 2) == (Convert("join", 24, 4, 2), Convert("split", 16, 6, 3))  # through 6
+    assert fold_change(640, 8, 34, 5) == (Convert("join", 272, 19, 5), Convert("split", 40, 128, 34))
+    assert fold_change(640, 8, 512, 3)[0].kind == "split"  # lcm 1,536 x 8 bits is over 4,096: through gcd 1
     assert fold_change(1, 8, 1, 1) == ()
 
 

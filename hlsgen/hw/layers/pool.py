@@ -2,6 +2,10 @@
 
 A max pool takes the largest code of each window; an average pool sums its window per channel and
 requantizes the sum (the division by the window size folded into the multiplier) over PE lanes.
+A global average pool whose pixel or per-pixel sums are wider than WIDEST_BEAT (MobileNetV2's head:
+1,280 channels) reads its input PE channels a beat instead (`reads_folded`): PE sums per beat, the
+ceil(C/PE) beats of a pixel consecutive, requantized on the last pixel's beats (HLS
+global_avgpool_folded, Verilog hg_gap); it writes PE channels a beat or, where that fits, whole pixels.
 """
 
 from __future__ import annotations
@@ -12,11 +16,13 @@ import numpy as np
 
 from hlsgen.config.hw import HwConfig
 from hlsgen.devices.families import Family
-from hlsgen.hw.cost import NONE, RequantShape, Resources
+from hlsgen.hw.convert import WIDEST_BEAT
+from hlsgen.hw.cost import NONE, RequantShape, Resources, memory
 from hlsgen.hw.layers.common import (
     Lowered,
     array_mult_bits,
     int_arrays,
+    lane_folds,
     lane_options,
     no_macs,
     one_form,
@@ -29,12 +35,13 @@ from hlsgen.hw.layers.common import (
     window_rows,
 )
 from hlsgen.hw.model import Kind, Layer, Stream
+from hlsgen.hw.packing import code_range
 from hlsgen.hw.params import AvgPoolParams, MaxPoolParams, Window
 from hlsgen.ir import Graph, Node, Op
+from hlsgen.numerics import signed_bits_for
 
 OPS = (Op.QMAXPOOL, Op.QAVGPOOL)
 KINDS = (Kind.MAXPOOL, Kind.AVGPOOL)
-out_folds, in_folds = whole_pixel_out, whole_pixel_in
 mac_dsp = no_macs
 
 
@@ -57,7 +64,34 @@ def cycles(layer: Layer, x: Stream, out: Stream) -> int:
     taps = window(layer).taps
     if layer.kind == Kind.MAXPOOL:
         return max(x.pixels, out.pixels * taps)
+    if reads_folded(layer, x):
+        return x.pixels * math.ceil(x.channels / layer.pe)  # a beat of PE channels a cycle, requant overlapped
     return max(x.pixels, out.pixels * max(taps, math.ceil(out.channels / layer.pe)))
+
+
+def sum_bits(layer: Layer, x: Stream) -> int:
+    """Bits of an average pool's per-channel sum over its window (the input zero point included)."""
+    p = layer.params
+    assert isinstance(p, AvgPoolParams) and isinstance(p.x_zp, int)
+    taps = window(layer).in_h * window(layer).in_w if is_global(layer) else window(layer).taps
+    return signed_bits_for(taps * (max(abs(c) for c in code_range(x)) + abs(p.x_zp)))
+
+
+def reads_folded(layer: Layer, x: Stream) -> bool:
+    """A global average pool whose whole pixel, or whose sums of one, would be wider than WIDEST_BEAT."""
+    if layer.kind != Kind.AVGPOOL or not is_global(layer):
+        return False
+    return x.channels * max(x.bits, sum_bits(layer, x)) > WIDEST_BEAT
+
+
+def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
+    """Whole pixels; a folded global average pool also PE channels a beat (one requant fold)."""
+    return lane_folds(out.channels, layer.pe) if reads_folded(layer, x) else whole_pixel_out(layer, x, out)
+
+
+def in_folds(layer: Layer, index: int, s: Stream) -> tuple[int, ...]:
+    """Whole pixels; a folded global average pool PE channels a beat."""
+    return (min(layer.pe, s.channels),) if reads_folded(layer, s) else whole_pixel_in(layer, index, s)
 
 
 def options(layer: Layer, hw: HwConfig) -> list[tuple[int, int]]:
@@ -83,11 +117,17 @@ def requant_shape(layer: Layer, x: Stream) -> RequantShape | None:
 
 
 def memories(layer: Layer, x: Stream, out: Stream, family: Family) -> Resources:
+    """The line buffer; a folded global average pool instead keeps its sums in a memory of ceil(C/PE)
+    words of PE sums (hg_gap's acc, the acc[FOLD][PE] of global_avgpool_folded)."""
+    if reads_folded(layer, x):
+        return NONE + memory(math.ceil(x.channels / layer.pe), layer.pe * sum_bits(layer, x), family)
     return NONE + window_buffer(window_rows(window(layer)), x, family)
 
 
 def features(layer: Layer, x: Stream, out: Stream) -> dict[str, float]:
-    """An average pool's per-channel sums (adders, the held register its lanes drain)."""
+    """An average pool's per-channel sums (adders, the held register its lanes drain); a folded global
+    pool adds PE sums a cycle (its sums live in `memories`)."""
     if layer.kind != Kind.AVGPOOL:
         return {}
-    return {"pool_acc_bits": x.channels * (x.bits + max(1, window(layer).taps - 1).bit_length())}
+    channels = layer.pe if reads_folded(layer, x) else x.channels
+    return {"pool_acc_bits": channels * (x.bits + max(1, window(layer).taps - 1).bit_length())}

@@ -14,6 +14,8 @@
 //             a global pool over 64 channels with PE = 1 is one requant unit.
 // Average pools divide by the kernel area (TAPS) through M; tables M, S are [FOLD][PE].
 //
+// global_avgpool_folded (below) reads a folded stream, PE channels a beat, for pools too wide for
+// whole-pixel beats.
 // Config C: OUT_PIXELS, TAPS, CHANNELS, IN_BITS, IN_SIGNED, OUT_BITS, in_beat_t, out_beat_t; average
 //           pools also X_ZP, ACC_BITS, MULT_BITS, PE, FOLD, ZP, LO, HI, ROUNDING, mult_t, shift_t,
 //           sums_t. Global pools use IN_PIXELS (the frame) as their TAPS.
@@ -132,6 +134,46 @@ void global_avgpool(hls::stream<typename C::in_beat_t>& in, hls::stream<typename
 #pragma HLS STREAM variable=sums depth=2
     window_sums<C, C::IN_PIXELS, 1>(in, sums);
     requant_lanes<C, C::IN_PIXELS, 1>(sums, out, M, S);
+}
+
+// A global average pool over a folded input stream (a pixel or its sums wider than 4096 bits): PE
+// channels a beat, the FOLD beats of a pixel consecutive. acc[f][p] sums channel f*PE + p over the
+// frame; on the last pixel's beats each fold's sums are requantized at once (PE lanes) and leave
+// through FoldedBeat, so the layer takes IN_PIXELS * FOLD cycles, one input beat each.
+template <class C>
+void global_avgpool_folded(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
+                           const typename C::mult_t M[C::FOLD][C::PE], const typename C::shift_t S[C::FOLD][C::PE]) {
+    ap_int<C::ACC_BITS> acc[C::FOLD][C::PE];
+#pragma HLS ARRAY_PARTITION variable=acc complete dim=2
+    const int x_zp = C::X_ZP;
+    FoldedBeat<C> beat;
+    int f = 0, cbase = 0, px = 0;
+SUM:
+    for (int i = 0; i < C::IN_PIXELS * C::FOLD; i++) {
+#pragma HLS PIPELINE II=1
+        const typename C::in_beat_t x = in.read();
+        const bool last = px == C::IN_PIXELS - 1;
+    LANE:
+        for (int p = 0; p < C::PE; p++) {
+#pragma HLS UNROLL
+            const ap_int<C::ACC_BITS> a = (px == 0 ? ap_int<C::ACC_BITS>(0) : acc[f][p]) +
+                                          channel_code<C::IN_BITS, C::IN_SIGNED>(x, p);
+            acc[f][p] = a;
+            const ap_int<C::ACC_BITS> centred = a - ap_int<C::ACC_BITS>(C::IN_PIXELS * x_zp);
+            const ap_int<C::MULT_BITS> m = M[f][p];
+            ap_uint<C::OUT_BITS> code = 0;
+            if (cbase + p < C::CHANNELS) code = requant<C>(scale_acc<0, C::MULT_BITS>(centred, m, m), S[f][p]);
+            if (last) beat.put(p, code);
+        }
+        if (last) {
+            beat.next(f, cbase, out);
+        } else if (step<C::FOLD>(f)) {
+            cbase = 0;
+        } else {
+            cbase += C::PE;
+        }
+        if (f == 0) step<C::IN_PIXELS>(px);
+    }
 }
 
 }  // namespace hlsgen

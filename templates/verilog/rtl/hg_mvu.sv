@@ -36,12 +36,16 @@ module hg_mvu #(
     parameter bit HAS_NEG = 1'b0, parameter bit HAS_SKIP = 1'b0,
     parameter int SKB = 8, parameter bit SKIP_SIGNED = 1'b1, parameter int SMB = 16,
     parameter bit ROUND_UP = 1'b0, parameter int ZP = 0, parameter int LO = -128, parameter int HI = 127,
+    // the '0 defaults of tables a layer does not pass (SKIP_MULT without a skip) replicate NF*PE*width
+    // zero bits, over Verilator's 8,192 replication limit on wide layers (640 channels x 16 bits)
+    /* verilator lint_off WIDTHCONCAT */
     parameter logic [NF*PE*ACCB-1:0] BIAS = '0,
     parameter logic [NF*PE*MB-1:0] MULT = '0,
     parameter logic [NF*PE*MB-1:0] MULT_NEG = '0,
     parameter logic [NF*PE*SHB-1:0] SHIFT = '0,
     parameter logic [NF*PE*SMB-1:0] SKIP_MULT = '0,
     parameter logic [NF*PE*(SKB+1)-1:0] SKIP_ZP = '0,
+    /* verilator lint_on WIDTHCONCAT */
     parameter bit TWO_STEP = 1'b0, parameter int MB1 = 2, parameter int SHB1 = 1, parameter int MAX_SHIFT1 = 0,
     parameter int MIN_SHIFT1 = 0,
     parameter bit HAS_NEG1 = 1'b0, parameter int MID_ZP = 0, parameter int MID_LO = 0, parameter int MID_HI = 0,
