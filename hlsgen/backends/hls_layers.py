@@ -124,7 +124,8 @@ def _summary(layer: Layer) -> str:
     if isinstance(p, ConvertParams):
         return f"{p.step.kind}: groups of {p.step.s} sub-beats of {p.step.w} bits, {p.step.k} a beat"
     if isinstance(p, UpsampleParams):
-        return f"upsample x{p.fh}x{p.fw}: {p.in_h}x{p.in_w}x{p.channels} -> {p.in_h * p.fh}x{p.in_w * p.fw}"
+        return (f"upsample x{p.fh}x{p.fw}: {p.in_h}x{p.in_w}x{p.channels} -> {p.in_h * p.fh}x{p.in_w * p.fw}, "
+                f"{p.folds} beats a pixel")
     assert isinstance(p, AddParams | RequantParams | LutParams)
     return f"{layer.kind}, {p.channels} channels"
 
@@ -398,7 +399,7 @@ def _reorder(code: LayerCode, df: Dataflow, layer: Layer) -> None:
 def _upsample(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p = layer.params
     assert isinstance(p, UpsampleParams)
-    code.const(IN_H=p.in_h, IN_W=p.in_w, CHANNELS=p.channels, FH=p.fh, FW=p.fw)
+    code.const(IN_H=p.in_h, IN_W=p.in_w, CHANNELS=p.channels, FH=p.fh, FW=p.fw, FOLDS=p.folds)
     code.kernel = "upsample"
 
 

@@ -107,11 +107,12 @@ def _reorder_unit(layer: Layer, x: Stream, top: str) -> Unit:
 
 
 def _upsample_unit(layer: Layer, x: Stream) -> Unit:
-    """hg_upsample: a row buffer of whole-pixel beats, each pixel FW times, each row FH times."""
+    """hg_upsample: a row buffer of the input's beats, each pixel FW times, each row FH times."""
     p = layer.params
     assert isinstance(p, UpsampleParams)
     params = (Param("W", x.data_bits), Param("IN_W", p.in_w), Param("FH", p.fh), Param("FW", p.fw),
-              Param("XB", unsigned_bits(p.in_w - 1)), Param("KB", unsigned_bits(p.fw - 1)),
+              Param("FOLDS", p.folds), Param("AB", unsigned_bits(p.in_w * p.folds - 1)),
+              Param("KB", unsigned_bits(p.fw - 1)),
               Param("RB", unsigned_bits(p.fh - 1)))
     return Unit(layer.name, "hg_upsample", (), 0, params)
 

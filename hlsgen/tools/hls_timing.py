@@ -191,10 +191,11 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
         return [Process(f"reorder({layer})", layer, n,
                         _ops(n, [("r", args[0], np.arange(n_in)), ("w", args[1], n_in + _every(n_el, oc, oc - 1))]),
                         DEPTH["reorder"])]
-    if func == "upsample":  # resize.h: one output beat an iteration, an input pixel at the first of FW copies
-        n, fw, row = k["IN_H"] * k["FH"] * k["IN_W"] * k["FW"], k["FW"], k["IN_W"] * k["FW"]
+    if func == "upsample":  # resize.h: one output beat an iteration; a pixel's beats read at its first copy across
+        folds, fw = k["FOLDS"], k["FW"]
+        n, row = k["IN_H"] * k["FH"] * k["IN_W"] * fw * folds, k["IN_W"] * fw * folds
         every = np.arange(n)
-        reads = every[(every % fw == 0) & ((every // row) % k["FH"] == 0)]
+        reads = every[(every % (fw * folds) < folds) & ((every // row) % k["FH"] == 0)]
         return [Process(f"upsample({layer})", layer, n, _ops(n, [("r", args[0], reads), ("w", args[1], every)]),
                         DEPTH["upsample"])]
     if func in ("split", "join"):  # dwc.h: one sub-beat per iteration, S of a group, GROUPS groups

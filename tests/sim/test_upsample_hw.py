@@ -111,7 +111,7 @@ def _rtl_fails(bad: Path) -> bool:
 
 # wrong repeats: a row replayed from the next buffer slot (seen when fh > 1); a new input pixel read
 # at every copy across (seen when fw > 1)
-MUTATIONS = {"down": ("reads ? in_data : row[x]", "reads ? in_data : row[x == LAST_X[XB-1:0] ? '0 : x + 1'b1]"),
+MUTATIONS = {"down": ("reads ? in_data : row[a]", "reads ? in_data : r != '0 ? row[a + 1'b1] : row[a]"),
              "across": ("assign reads = r == '0 && k == '0;", "assign reads = r == '0;")}
 
 

@@ -3,8 +3,10 @@ dependencies, memory. One unit in both backends: hg_upsample and resize.h (upsam
 
 The unit reads each input row once, writing each of its pixels fw times while it stores the row in
 a row buffer (in_w pixels), then replays the buffered row fh - 1 more times without reading: one
-output beat a cycle, so a frame takes its output beats, in_h·fh·in_w·fw (whole pixels a beat). Output
-pixel (i, j) is input pixel (i // fh, j // fw): it waits for that pixel and nothing after it.
+output beat a cycle, so a frame takes its output beats, in_h·fh·in_w·fw·folds. Output pixel (i, j)
+is input pixel (i // fh, j // fw): it waits for that pixel and nothing after it. It reads and writes
+whole pixels, or, where a whole pixel is wider than WIDEST_BEAT, WIDEST_BEAT // bits channels a beat
+(`fold_of`), a pixel's beats repeated together; it reads and writes the same fold.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from hlsgen.devices.families import Family
+from hlsgen.hw.convert import WIDEST_BEAT
 from hlsgen.hw.cost import NONE, Resources
 from hlsgen.hw.layers.common import (
     Lowered,
@@ -20,8 +23,6 @@ from hlsgen.hw.layers.common import (
     no_requant,
     one_form,
     require_canonical,
-    whole_pixel_in,
-    whole_pixel_out,
     window_buffer,
 )
 from hlsgen.hw.model import Kind, Layer, Stream
@@ -30,7 +31,6 @@ from hlsgen.ir import Graph, Node, Op
 
 OPS = (Op.QRESIZE,)
 KINDS = (Kind.UPSAMPLE,)
-out_folds, in_folds = whole_pixel_out, whole_pixel_in
 options = one_form
 requant_shape, features, mac_dsp = no_requant, no_features, no_macs
 
@@ -40,16 +40,30 @@ def params_of(layer: Layer) -> UpsampleParams:
     return layer.params
 
 
+def fold_of(x: Stream) -> int:
+    """Channels a beat: the whole pixel, or as many as WIDEST_BEAT holds."""
+    return min(x.channels, max(1, WIDEST_BEAT // x.bits))
+
+
 def lower(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> Lowered:
     require_canonical(graph, n, ins[0])
     fh, fw = (int(f) for f in n.attr("factors"))
     x = ins[0]
-    return Lowered(Kind.UPSAMPLE, UpsampleParams(x.height, x.width, x.channels, fh, fw), {})
+    return Lowered(Kind.UPSAMPLE, UpsampleParams(x.height, x.width, x.channels, fh, fw, fold_of(x)), {})
 
 
 def cycles(layer: Layer, x: Stream, out: Stream) -> int:
     """One output beat a cycle: every output pixel's beats (the input rows are read meanwhile)."""
-    return out.pixels * out.folds
+    return out.pixels * params_of(layer).folds
+
+
+def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
+    """The fold it reads (`fold_of`: whole pixels where they fit)."""
+    return (params_of(layer).fold,)
+
+
+def in_folds(layer: Layer, index: int, s: Stream) -> tuple[int, ...]:
+    return (params_of(layer).fold,)
 
 
 def last_input_pixel(layer: Layer, x: Stream, out: Stream) -> np.ndarray:

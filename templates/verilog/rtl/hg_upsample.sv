@@ -1,12 +1,14 @@
 // hg_upsample: nearest-neighbour upsampling by integer factors (QResize). Output pixel (i, j) is
-// input pixel (i / FH, j / FW), one whole pixel (W bits) a beat. The first of the FH output rows of
-// an input row reads its IN_W pixels, one every FW beats, and writes each into the row buffer; the
-// other FH-1 rows replay the buffer without reading; the output register holds a pixel for its FW
-// copies. One output beat a cycle: IN_H*FH*IN_W*FW cycles per frame. in_ready depends on out_ready
-// and registers only (no path from in_valid), so a FIFO on either side closes no loop.
+// input pixel (i / FH, j / FW), FOLDS beats (W bits each) a pixel, a pixel's beats repeated together.
+// The first of the FH output rows of an input row reads its IN_W pixels, one every FW pixel copies,
+// and writes their beats into the row buffer (IN_W*FOLDS beats); every other beat (the pixel's
+// further copies across, the FH-1 replayed rows) is read from the buffer. One output beat a cycle:
+// IN_H*FH*IN_W*FW*FOLDS cycles per frame. in_ready depends on out_ready and registers only (no path
+// from in_valid), so a FIFO on either side closes no loop.
 module hg_upsample #(
     parameter int W = 8, parameter int IN_W = 4, parameter int FH = 2, parameter int FW = 2,
-    parameter int XB = 2, parameter int KB = 1, parameter int RB = 1
+    parameter int FOLDS = 1,
+    parameter int AB = 2, parameter int KB = 1, parameter int RB = 1
 ) (
     input  logic         clk,
     input  logic         rst_n,
@@ -17,30 +19,34 @@ module hg_upsample #(
     output logic         out_valid,
     input  logic         out_ready
 );
-    localparam int LAST_X = IN_W - 1, LAST_K = FW - 1, LAST_R = FH - 1;
-    logic [W-1:0] row [0:IN_W-1];
-    logic [XB-1:0] x;  // input column
+    localparam int LAST_BASE = (IN_W - 1) * FOLDS, LAST_B = FOLDS - 1, LAST_K = FW - 1, LAST_R = FH - 1;
+    logic [W-1:0] row [0:IN_W*FOLDS-1];
+    logic [AB-1:0] base, a;  // the pixel's first beat in the row buffer; this beat's
+    logic [AB-1:0] b;  // beat of the pixel
     logic [KB-1:0] k;  // its copy across
     logic [RB-1:0] r;  // the row's copy down
-    logic reads, fresh, en, fire;
+    logic reads, en, fire, pixel_end, row_end;
 
-    assign reads = r == '0 && k == '0;  // this beat is a new input pixel
-    assign fresh = k == '0;  // this beat loads a pixel (from the input or the row buffer)
+    assign reads = r == '0 && k == '0;  // this beat is a new input beat
     assign en = !out_valid || out_ready;
     assign fire = en && (!reads || in_valid);
     assign in_ready = en && reads;
+    assign a = base + b;
+    assign pixel_end = b == LAST_B[AB-1:0] && k == LAST_K[KB-1:0];
+    assign row_end = pixel_end && base == LAST_BASE[AB-1:0];
 
     always_ff @(posedge clk) begin
-        if (fire && reads) row[x] <= in_data;
+        if (fire && reads) row[a] <= in_data;
     end
 
     always_ff @(posedge clk) begin
-        if (fire && fresh) out_data <= reads ? in_data : row[x];
+        if (fire) out_data <= reads ? in_data : row[a];
     end
 
     always_ff @(posedge clk) begin
         if (!rst_n) begin
-            x <= '0;
+            base <= '0;
+            b <= '0;
             k <= '0;
             r <= '0;
             out_valid <= 1'b0;
@@ -48,11 +54,10 @@ module hg_upsample #(
             if (out_valid && out_ready) out_valid <= 1'b0;
             if (fire) begin
                 out_valid <= 1'b1;
-                k <= k == LAST_K[KB-1:0] ? '0 : k + 1'b1;
-                if (k == LAST_K[KB-1:0]) begin
-                    x <= x == LAST_X[XB-1:0] ? '0 : x + 1'b1;
-                    if (x == LAST_X[XB-1:0]) r <= r == LAST_R[RB-1:0] ? '0 : r + 1'b1;
-                end
+                b <= b == LAST_B[AB-1:0] ? '0 : b + 1'b1;
+                if (b == LAST_B[AB-1:0]) k <= k == LAST_K[KB-1:0] ? '0 : k + 1'b1;
+                if (pixel_end) base <= row_end ? '0 : base + FOLDS[AB-1:0];
+                if (row_end) r <= r == LAST_R[RB-1:0] ? '0 : r + 1'b1;
             end
         end
     end
