@@ -189,3 +189,17 @@ def test_qresize_fed_onnxruntimes_codes_is_exact_and_a_shifted_input_is_caught()
     assert np.array_equal(KERNELS[q.op](q, c.graph, [codes]), ort[q.outputs[0]])
     late = np.roll(codes, 1, axis=3)
     assert not np.array_equal(KERNELS[q.op](q, c.graph, [late]), ort[q.outputs[0]])
+
+
+@pytest.mark.parametrize("by", ["scales", "sizes"])
+def test_resize_18_with_axes_golden_equals_onnxruntime(by: str) -> None:
+    """Resize-18's `axes`: scales or sizes for H and W only."""
+    if by == "scales":
+        n, inits = node("Resize", ["x", "", "sc"], ["y"], name="up", axes=[2, 3]), [init("sc", [2, 3])]
+    else:
+        n, inits = node("Resize", ["x", "", "", "sz"], ["y"], name="up", axes=[-2, -1]), [init("sz", [6, 12], np.int64)]
+    m = model([n], [vi("x", [1, 2, 3, 4])], [vi("y", None)], inits, 18)
+    x = RNG.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    g = from_onnx_model(m, "rz")
+    assert next(n for n in g.nodes if n.op == Op.RESIZE).attr("factors") == (2, 3)
+    assert np.array_equal(run_graph(g, x.astype(np.float64))[g.outputs[0]].astype(np.float32), run_ort(m, x))
