@@ -231,7 +231,7 @@ def _passthrough(b: _Builder, n: Node) -> None:
         b.int_tensor(y)
         return
     mid = f"{y}.pre"
-    b.tensors[mid] = replace(b.float_graph.tensor(y), name=mid, qtype=qx, integer=True)
+    b.tensors[mid] = replace(b.float_graph.tensor(y), name=mid, qtype=qx, integer=True, aliases=())  # hlsgen's own
     b.nodes.append(Node(n.name, op, n.inputs, (mid,), attrs))
     assert qx is not None and qy is not None
     ratio = np.float64(qx.scale / qy.scale)

@@ -203,3 +203,28 @@ def test_resize_18_with_axes_golden_equals_onnxruntime(by: str) -> None:
     g = from_onnx_model(m, "rz")
     assert next(n for n in g.nodes if n.op == Op.RESIZE).attr("factors") == (2, 3)
     assert np.array_equal(run_graph(g, x.astype(np.float64))[g.outputs[0]].astype(np.float32), run_ort(m, x))
+
+
+def test_a_resize_quantized_otherwise_gets_a_requant_within_one_lsb() -> None:
+    """A QDQ model whose Resize output has another quantizer than its input: QResize on the input's
+    codes, then a QRequant to the output's (passes/quantize._passthrough); within 1 LSB of
+    onnxruntime at every rounding point, and the QResize exact."""
+    def qdq(t: str, s: str) -> list:
+        return [node("QuantizeLinear", [t, f"{s}_s", f"{s}_z"], [f"{t}_q"]),
+                node("DequantizeLinear", [f"{t}_q", f"{s}_s", f"{s}_z"], [f"{t}_d"])]
+
+    w = RNG.standard_normal((2, 3, 3, 3)) * 0.3
+    nodes = [*qdq("x", "a"), node("Resize", ["x_d", "", "sc"], ["u"], name="up", mode="nearest"), *qdq("u", "b"),
+             node("DequantizeLinear", ["w_q", "w_s", "w_z"], ["w_d"]),
+             node("Conv", ["u_d", "w_d", "bias"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    inits = [init("a_s", 0.02), init("a_z", 3, np.int8), init("b_s", 0.03), init("b_z", -5, np.int8),
+             init("sc", [1, 1, 2, 2]), init("w_q", np.clip(np.round(w / 0.01), -127, 127), np.int8),
+             init("w_s", 0.01), init("w_z", 0, np.int8), init("bias", np.zeros(2))]
+    m = model(nodes, [vi("x", [1, 3, 4, 5])], [vi("y", None)], inits, 13)
+    c = compile_model(from_onnx_model(m, "rz_requant"))
+    ops = [n.op for n in c.graph.nodes]
+    assert Op.QRESIZE in ops and ops[ops.index(Op.QRESIZE) + 1] == Op.QREQUANT
+    x = RNG.uniform(-1.5, 1.5, (4, 3, 4, 5)).astype(np.float32)
+    rows = agreement_from(c, ort_integers(m, x), x)
+    assert rows and max(r.max_fed for r in rows) <= 1
+    assert [r.max_fed for r in rows if r.op == Op.QRESIZE] == [0]
