@@ -169,7 +169,8 @@ def measure(name: str, models_dir: Path, out_root: Path, do_rtlsim: bool, do_syn
     hw = report["hardware"] or {}
     row.update(macs=report["totals"]["macs"], part=report["config"]["hw"].get("hls", {}).get("part"),
                model_cycles=hw.get("cycles_per_frame"), multipliers=hw.get("multipliers"),
-               mac_bound_cycles=hw.get("mac_bound_cycles"), bottleneck=hw.get("bottleneck"))
+               mac_bound_cycles=hw.get("mac_bound_cycles"), bottleneck=hw.get("bottleneck"),
+               widths=stream_widths(hw))
     print(f"{name}: compiled in {secs:.1f} s: {row['macs']:,} MACs, model {row['model_cycles']:,} cycles/frame, "
           f"{row['multipliers']} multipliers", flush=True)
     if do_rtlsim:
@@ -183,6 +184,45 @@ def measure(name: str, models_dir: Path, out_root: Path, do_rtlsim: bool, do_syn
     elif do_synth is None:
         row["synth"] = {"status": "not available (this hlsgen has no `synth` command)"}
     return row
+
+
+def stream_widths(hw: dict[str, Any]) -> dict[str, Any]:
+    """What folded streams and narrow ports save (report.json hardware.fifos / ports): per layer the
+    FIFO bits in front of it now and at one pixel a beat (the FIFO of the same reach, in pixels); the
+    converters' own FIFOs; the ports' TDATA bits now and at one pixel a beat."""
+    fifos = hw.get("fifos") or []
+    converters = {c["name"] for c in hw.get("converters") or []}
+    per_layer: dict[str, dict[str, int]] = {}
+    for f in fifos:
+        key = "converters" if f["reader"] in converters else f["reader"].removeprefix("layer_")
+        row = per_layer.setdefault(key, {"bits": 0, "bits_at_one_pixel_a_beat": 0, "widest_beat": 0, "pixel_bits": 0})
+        row["bits"] += f["bits"]
+        row["bits_at_one_pixel_a_beat"] += 0 if key == "converters" else f["bits_at_one_pixel_a_beat"]
+        row["widest_beat"] = max(row["widest_beat"], f["beat_bits"])
+        row["pixel_bits"] = max(row["pixel_bits"], f["pixel_bits"])
+    ports = (hw.get("ports") or {}).get("ports") or []
+    return {"layers": per_layer, "ports": [{"port": p["port"], "tdata_bits": p["tdata_bits"],
+                                            "beats_per_frame": p["beats_per_frame"]} for p in ports]}
+
+
+def render_widths(rows: list[dict[str, Any]]) -> str:
+    """One table per model: FIFO bits per layer now vs at one pixel a beat, and the ports."""
+    out = []
+    for r in rows:
+        w = r.get("widths")
+        if not w:
+            continue
+        out.append(f"{r['model']}: FIFO bits in front of each layer (folded now / at one pixel a beat)")
+        out.append(f"  {'layer':<28}{'widest beat':>12}{'pixel':>8}{'FIFO bits':>12}{'1 px/beat':>12}")
+        for name, v in w["layers"].items():
+            old = "" if name == "converters" else f"{v['bits_at_one_pixel_a_beat']:,}"
+            out.append(f"  {name:<28}{v['widest_beat']:>12,}{v['pixel_bits']:>8,}{v['bits']:>12,}{old:>12}")
+        now = sum(v["bits"] for v in w["layers"].values())
+        old_total = sum(v["bits_at_one_pixel_a_beat"] for v in w["layers"].values())
+        out.append(f"  {'total':<28}{'':>12}{'':>8}{now:>12,}{old_total:>12,}")
+        out.append("  ports: " + ", ".join(f"{p['port']} {p['tdata_bits']} bits x {p['beats_per_frame']} beats/frame"
+                                           for p in w["ports"]))
+    return "\n".join(out)
 
 
 # ---------------------------------------------------------------- the table
@@ -344,6 +384,8 @@ def main() -> None:
     print(table)
     print("cycles-based rows use the rtlsim figure when measured, else the cycle model;"
           " anchors: " + "; ".join(f"{a[0]} = {a[4]}" for a in ANCHORS))
+    print()
+    print(render_widths(rows))
     for r in rows:
         if not r["compile"]["status"].startswith("ok"):
             print(f"{r['model']}: compile {r['compile']['status']}: {r['compile']['error']}")

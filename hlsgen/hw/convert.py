@@ -20,10 +20,11 @@ A fold change A -> B of a stream of C channels of b bits (`fold_change`):
   A == k*B      split(W=B*b, S=ceil(C/B), K=k);
   B == k*A      join(W=A*b, S=ceil(C/A), K=k);
   otherwise     through g = gcd(A, B): split(W=g*b, S=ceil(C/g), K=A/g), then join(W=g*b, S=ceil(C/g), K=B/g),
-                ceil(C/g) cycles a pixel each; or, when that is slower and L = lcm(A, B) channels fit one
-                beat (L <= C, L*b <= WIDEST_BEAT), through L: join(W=A*b, S=ceil(C/A), K=L/A), then
-                split(W=B*b, S=ceil(C/B), K=L/B), max(ceil(C/A), ceil(C/B)) cycles a pixel (a wider
-                register for speed: 34 -> 5 of 640 channels takes 128 cycles a pixel instead of 640).
+                ceil(C/g) cycles a pixel each; or, when that would slow the design (more cycles a pixel
+                than its slowest layer takes) and L = lcm(A, B) channels fit one beat (L <= C,
+                L*b <= WIDEST_BEAT), through L: join(W=A*b, S=ceil(C/A), K=L/A), then split(W=B*b,
+                S=ceil(C/B), K=L/B), max(ceil(C/A), ceil(C/B)) cycles a pixel (wider registers for
+                speed: 34 -> 5 of 640 channels takes 128 cycles a pixel instead of 640).
 Through L the same argument runs the other way: beat j at fold L holds the sub-beats j*L/A ..
 (j+1)*L/A - 1 of fold A, i.e. channels [j*L, (j+1)*L), and splits into the fold-B beats of those channels.
 Why this is exact: the beats of a pixel at fold A are ceil(C/A) = ceil(ceil(C/g)/(A/g)) = G beats, and
@@ -103,8 +104,10 @@ class Convert:
         return self.s * groups
 
 
-def fold_change(channels: int, bits: int, a: int, b: int) -> tuple[Convert, ...]:
-    """The converters from fold `a` to fold `b` of a stream of `channels` codes of `bits` bits."""
+def fold_change(channels: int, bits: int, a: int, b: int, within: int | None = None) -> tuple[Convert, ...]:
+    """The converters from fold `a` to fold `b` of a stream of `channels` codes of `bits` bits. Where
+    neither fold divides the other: through gcd(a, b), unless that takes more cycles a pixel than
+    `within` (the design's slowest layer allows; None: than the lcm path) and the lcm path fits."""
     if bits < 1:
         raise ValueError(f"bits must be >= 1, not {bits}")
     for name, fold in (("a", a), ("b", b)):
@@ -118,7 +121,8 @@ def fold_change(channels: int, bits: int, a: int, b: int) -> tuple[Convert, ...]
         return (Convert("join", a * bits, _ceil_div(channels, a), b // a),)
     g, wide = gcd(a, b), lcm(a, b)
     s = _ceil_div(channels, g)
-    if wide <= channels and wide * bits <= WIDEST_BEAT and max(_ceil_div(channels, a), _ceil_div(channels, b)) < s:
+    fast = max(_ceil_div(channels, a), _ceil_div(channels, b))
+    if wide <= channels and wide * bits <= WIDEST_BEAT and fast < s and (within is None or s > within):
         return (Convert("join", a * bits, _ceil_div(channels, a), wide // a),
                 Convert("split", b * bits, _ceil_div(channels, b), wide // b))
     return Convert("split", g * bits, s, a // g), Convert("join", g * bits, s, b // g)

@@ -38,11 +38,12 @@ def fold_streams(layers: tuple[Layer, ...], streams: Mapping[str, Stream], first
         folded[name] = replace(streams[name], fold=_choose(can, _readers(name, layers, streams, outputs),
                                                           streams[name].bits))
     made: dict[tuple[str, int, int], Stream] = {}  # (stream, fold, pack) -> converted stream
+    slowest = max((lay.cycles for lay in layers), default=0)  # a converter within it costs no throughput
     result: list[Layer] = []
 
     def convert(s: Stream, fold: int, pack: int) -> Stream:
         """`s` through the converters that take it to `fold` channels (or `pack` pixels) a beat."""
-        for f, k in _path(s, fold, pack):
+        for f, k in _path(s, fold, pack, slowest):
             if (s.name, f, k) not in made:
                 out = s.refolded(namer(f"{s.name}_p{k}" if k > 1 else f"{s.name}_f{f}"), f, k)
                 result.append(converter(namer(f"layer_convert_{out.name}"), s, out))
@@ -79,16 +80,18 @@ def _formatted(s: Stream, port: Stream) -> Stream:
     return replace(s, fold=port.fold, pack=port.pack, tdata=port.tdata)
 
 
-def _path(s: Stream, fold: int, pack: int) -> list[tuple[int, int]]:
+def _path(s: Stream, fold: int, pack: int, slowest: int) -> list[tuple[int, int]]:
     """The formats (fold, pack) a stream goes through from `s` to (fold, pack), one converter each:
     port beats to whole pixels, a fold change (hw/convert.fold_change: A -> B directly where one
-    divides the other, else through gcd(A, B)), whole pixels to port beats."""
+    divides the other, else through gcd(A, B), or lcm(A, B) where the gcd path would be slower than the
+    slowest layer), whole pixels to port beats."""
     steps: list[tuple[int, int]] = []
     at = s.fold
     if s.pack > 1:
         steps.append((s.channels, 1))
     target = s.channels if pack > 1 else fold
-    steps += [(step.out_bits // s.bits, 1) for step in fold_change(s.channels, s.bits, at, target)]
+    within = slowest // max(s.pixels, 1)  # cycles a pixel the slowest layer allows
+    steps += [(step.out_bits // s.bits, 1) for step in fold_change(s.channels, s.bits, at, target, within)]
     if pack > 1:
         steps.append((s.channels, pack))
     return steps

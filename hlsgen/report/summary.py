@@ -77,10 +77,24 @@ def hardware_summary(df: Dataflow, rows: list[dict[str, Any]], hw: HwConfig) -> 
                                                "tradeoffs": [{"target_fps": t.fps, "cycles_per_frame": t.cycles,
                                                               **t.total.as_dict()} for t in f.tradeoffs]},
             "fifo_depths": {f"{s}->{lay}": d for (s, lay), d in sorted(df.fifo_depth.items())},
+            "fifos": fifo_widths(df),
             "dataflow": {"input": df.input.name, "outputs": [s.name for s in df.outputs],
                          "layers": [{"name": lay.name, "node": lay.node, "kind": lay.kind, "inputs": list(lay.inputs),
                                      "output": lay.output, "pe": lay.pe, "simd": lay.simd, "cycles": lay.cycles}
                                     for lay in df.layers]}}
+
+
+def fifo_widths(df: Dataflow) -> list[dict[str, Any]]:
+    """Each stream edge's FIFO: depth in beats, beat and pixel widths, its bits, and the bits the same
+    FIFO would hold at one pixel a beat (ceil(depth / beats a pixel) pixels): what folding saves."""
+    rows = []
+    for (name, reader), depth in sorted(df.fifo_depth.items()):
+        s = df.streams[name]
+        pixels = -(-depth // s.folds)
+        rows.append({"stream": name, "reader": reader, "depth_beats": depth, "beat_bits": s.beat_bits,
+                     "pixel_bits": s.channels * s.bits, "bits": depth * s.beat_bits,
+                     "bits_at_one_pixel_a_beat": pixels * s.channels * s.bits})
+    return rows
 
 
 def ports_summary(df: Dataflow, hw: HwConfig) -> dict[str, Any]:

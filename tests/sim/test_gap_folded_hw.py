@@ -101,3 +101,17 @@ def test_wide_pool_rtl_bit_exact_and_a_wrong_sum_offset_is_caught(gap_out: Path,
         top.write_text(text[:m.start(1)] + f"{(int(m.group(1), 16) + 4096) & 0xFFFFFFFF:08x}" + text[m.end(1):])
 
     check_rtl_and_its_control(gap_out, tmp_path, corrupt)
+
+
+def test_report_lists_each_fifo_at_its_beat_width(gap_out: Path) -> None:
+    """report.json hardware.fifos: depth x beat bits, against the same reach at one pixel a beat."""
+    import json
+
+    hw = json.loads((gap_out / "report.json").read_text())["hardware"]
+    assert len(hw["fifos"]) == len(hw["fifo_depths"])
+    for f in hw["fifos"]:
+        assert f["bits"] == f["depth_beats"] * f["beat_bits"]
+        folds = math.ceil(f["pixel_bits"] / f["beat_bits"]) if f["beat_bits"] < f["pixel_bits"] else 1
+        assert f["bits_at_one_pixel_a_beat"] >= f["pixel_bits"] and f["depth_beats"] >= 1 and folds >= 1
+    into_pool = next(f for f in hw["fifos"] if f["reader"] == "layer_GlobalAveragePool_2")
+    assert (into_pool["beat_bits"], into_pool["pixel_bits"]) == (16 * 8, C * 8)

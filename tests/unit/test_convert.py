@@ -120,6 +120,8 @@ def test_fold_change_shapes() -> None:
     assert fold_change(12, 8, 3, 2) == (Convert("join", 24, 4, 2), Convert("split", 16, 6, 3))  # through 6
     assert fold_change(640, 8, 34, 5) == (Convert("join", 272, 19, 5), Convert("split", 40, 128, 34))
     assert fold_change(640, 8, 512, 3)[0].kind == "split"  # lcm 1,536 x 8 bits is over 4,096: through gcd 1
+    assert fold_change(640, 8, 34, 5, within=640)[0].kind == "split"  # the gcd path keeps up: kept (narrower)
+    assert fold_change(640, 8, 34, 5, within=639)[0].kind == "join"
     assert fold_change(1, 8, 1, 1) == ()
 
 
