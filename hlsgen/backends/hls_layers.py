@@ -33,6 +33,7 @@ from hlsgen.hw.params import (
     ReorderParams,
     RequantParams,
     SliceParams,
+    UpsampleParams,
     ZeroPoint,
     requant_step,
     sliding_window,
@@ -128,6 +129,9 @@ def _summary(layer: Layer) -> str:
         return f"concat of {' + '.join(map(str, p.in_c))} -> {p.channels} channels, {p.pixels} pixels"
     if isinstance(p, SliceParams):
         return f"slice of channels [{p.start}, {p.end}) of {p.in_c}, {p.pixels} pixels"
+    if isinstance(p, UpsampleParams):
+        return (f"upsample x{p.fh}x{p.fw}: {p.in_h}x{p.in_w}x{p.channels} -> {p.in_h * p.fh}x{p.in_w * p.fw}, "
+                f"{p.folds} beats a pixel")
     assert isinstance(p, AddParams | RequantParams | LutParams)
     return f"{layer.kind}, {p.channels} channels"
 
@@ -407,6 +411,13 @@ def _reorder(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     code.tables = [code.table("perm", "perm_t", layer.arrays["perm"], signed=False)]
 
 
+def _upsample(code: LayerCode, df: Dataflow, layer: Layer) -> None:
+    p = layer.params
+    assert isinstance(p, UpsampleParams)
+    code.const(IN_H=p.in_h, IN_W=p.in_w, CHANNELS=p.channels, FH=p.fh, FW=p.fw, FOLDS=p.folds)
+    code.kernel = "upsample"
+
+
 def _convert(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p = layer.params
     assert isinstance(p, ConvertParams)
@@ -457,4 +468,4 @@ def _one(zp: ZeroPoint) -> int:
 
 KINDS = {Kind.CONV: _mvu, Kind.DWCONV: _mvu, Kind.GEMM: _mvu, Kind.MAXPOOL: _pool, Kind.AVGPOOL: _pool,
          Kind.ADD: _add, Kind.REQUANT: _requant, Kind.LUT: _lut, Kind.REORDER: _reorder, Kind.CONVERT: _convert,
-         Kind.CONCAT: _concat, Kind.SLICE: _slice}
+         Kind.CONCAT: _concat, Kind.SLICE: _slice, Kind.UPSAMPLE: _upsample}

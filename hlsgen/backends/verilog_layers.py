@@ -8,6 +8,7 @@ Every dataflow `Layer` becomes one unit, preceded by an `hg_window` when it read
     reorder            -> hg_reorder (a frame buffer; its read order in a .mem file)
     convert            -> hg_split or hg_join
     concat, slice      -> hg_concat (all inputs side by side on one in_data), hg_slice
+    upsample           -> hg_upsample (a row buffer)
 `unit(layer, df, top)` returns the template data of one layer: parameter lists and, for MVU layers,
 the weight ROM words (written to a .mem file read with $readmemh).
 """
@@ -47,6 +48,7 @@ from hlsgen.hw.params import (
     Requant,
     RequantParams,
     SliceParams,
+    UpsampleParams,
     Window,
 )
 from hlsgen.numerics import signed_bits_for
@@ -77,6 +79,8 @@ def unit(layer: Layer, df: Dataflow, top: str) -> Unit:
         return _convert_unit(layer, x, df.streams[layer.output])
     if layer.kind in channels.KINDS:
         return _channels_unit(layer, x, df.streams[layer.output])
+    if layer.kind == Kind.UPSAMPLE:
+        return _upsample_unit(layer, x)
     return Unit(layer.name, "hg_eltwise", (), 0, tuple(_eltwise_params(layer, df, x)))
 
 
@@ -105,6 +109,17 @@ def _reorder_unit(layer: Layer, x: Stream, top: str) -> Unit:
               Param("KB", unsigned_bits(perm.size - 1)), Param("CB", unsigned_bits(p.out_c - 1)),
               Param("MEM_FILE", mem))
     return Unit(layer.name, "hg_reorder", (), 0, params, mem, tuple(hex_words(words.reshape(-1, 1), wb + lb)))
+
+
+def _upsample_unit(layer: Layer, x: Stream) -> Unit:
+    """hg_upsample: a row buffer of the input's beats, each pixel FW times, each row FH times."""
+    p = layer.params
+    assert isinstance(p, UpsampleParams)
+    params = (Param("W", x.data_bits), Param("IN_W", p.in_w), Param("FH", p.fh), Param("FW", p.fw),
+              Param("FOLDS", p.folds), Param("AB", unsigned_bits(p.in_w * p.folds - 1)),
+              Param("KB", unsigned_bits(p.fw - 1)),
+              Param("RB", unsigned_bits(p.fh - 1)))
+    return Unit(layer.name, "hg_upsample", (), 0, params)
 
 
 def _convert_unit(layer: Layer, x: Stream, out: Stream) -> Unit:

@@ -2,7 +2,8 @@
 
 `TRANSLATORS` maps an ONNX op type of the default domain to its translator; the translators live in
 one module per op family (onnx_ops_nn, onnx_ops_elementwise, onnx_ops_layout, onnx_ops_channels,
-onnx_ops_quant) and share onnx_ops_common. Only the QONNX Quant op is also accepted in the QONNX/FINN/Brevitas domains.
+onnx_ops_quant, onnx_ops_resize) and share onnx_ops_common. Only the QONNX Quant op is also accepted in
+the QONNX/FINN/Brevitas domains.
 Constant, Identity and Dropout are not here: the driver handles them (onnx_graph).
 """
 
@@ -13,6 +14,7 @@ from hlsgen.frontend import onnx_ops_elementwise as ew
 from hlsgen.frontend import onnx_ops_layout as layout
 from hlsgen.frontend import onnx_ops_nn as nn
 from hlsgen.frontend import onnx_ops_quant as quant
+from hlsgen.frontend import onnx_ops_resize as resize
 from hlsgen.frontend.onnx_ops_common import (
     EPILOGUE,
     INF,
@@ -67,6 +69,8 @@ TRANSLATORS: dict[str, Translator] = {
     "Concat": channels.concat,
     "Slice": channels.slice_,
     "Split": channels.split,
+    "Resize": resize.resize,
+    "Upsample": resize.resize,
     "QuantizeLinear": quant.quantize_linear,
     "DequantizeLinear": quant.dequantize_linear,
     "Quant": quant.qonnx_quant,

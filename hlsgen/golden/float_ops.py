@@ -14,7 +14,7 @@ import numpy as np
 
 from hlsgen import numerics
 from hlsgen.golden.unary import FUNCTIONS
-from hlsgen.golden.window import conv2d, pad_hw, pads4, pair, reduce_windows
+from hlsgen.golden.window import conv2d, pad_hw, pads4, pair, reduce_windows, upsample
 from hlsgen.ir.graph import Graph, Node
 from hlsgen.ir.ops import SPECS, Op
 from hlsgen.ir.types import QType
@@ -228,6 +228,12 @@ def channel_range(x: np.ndarray, node: Node) -> np.ndarray:
     index = [slice(None)] * x.ndim
     index[int(node.attr("axis"))] = slice(int(node.attr("start")), int(node.attr("end")))
     return np.ascontiguousarray(x[tuple(index)])
+
+
+def resize(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    """Nearest-neighbour upsampling by the integer `factors` (fh, fw) (the front-end accepted only
+    Resize/Upsample nodes whose source-index map is this plain repeat)."""
+    return upsample(real_input(node, graph, inputs, 0), node.attr("factors"))
 
 
 def depth_to_space(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:

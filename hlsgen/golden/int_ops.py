@@ -20,7 +20,7 @@ import numpy as np
 from hlsgen import numerics
 from hlsgen.golden.exact import exact_int_matmul
 from hlsgen.golden.float_ops import channel_range
-from hlsgen.golden.window import conv2d, pad_hw, pads4, pair, reduce_windows
+from hlsgen.golden.window import conv2d, pad_hw, pads4, pair, reduce_windows, upsample
 from hlsgen.ir.epilogue import Epilogue, Step
 from hlsgen.ir.graph import Graph, Node
 
@@ -154,6 +154,11 @@ def qmaxpool(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
     xp = pad_hw(x, pads4(node.attr("pads")), int(pad_value))
     return reduce_windows(xp, pair(node.attr("kernel"), 1), pair(node.attr("strides"), 1),
                           pair(node.attr("dilations"), 1), np.maximum)
+
+
+def qresize(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:
+    """Every code repeated fh times down and fw times across (exact: no rescaling)."""
+    return upsample(codes(inputs, 0), node.attr("factors"))
 
 
 def qavgpool(node: Node, graph: Graph, inputs: list[np.ndarray]) -> np.ndarray:

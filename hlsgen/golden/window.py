@@ -7,7 +7,8 @@ Windows are numpy views made with `sliding_window_view` (no copy); a dilated win
 undilated window of span d·(k−1)+1 sliced with step d, and strides slice the window positions.
 Convolution is im2col + one matrix product per group; the product is a parameter so that the
 float kernels use float64 BLAS and the integer kernels the exact integer product (golden/exact.py).
-Pools reduce the window view tap by tap (a loop over kernel taps only).
+Pools reduce the window view tap by tap (a loop over kernel taps only). A nearest-neighbour
+upsampling by integer factors repeats every pixel (`upsample`).
 """
 
 from __future__ import annotations
@@ -152,3 +153,10 @@ def conv2d(
         dest[...] = prod.reshape(group, nb, ho, wo, o // group).transpose(1, 0, 4, 2, 3)
     assert out is not None
     return out
+
+
+def upsample(x: np.ndarray, factors: Sequence[int]) -> np.ndarray:
+    """Nearest-neighbour upsampling of an NCHW array by integer factors (fh, fw):
+    y[n, c, i, j] = x[n, c, i // fh, j // fw]. Values and dtype unchanged (reals or codes)."""
+    fh, fw = pair(tuple(int(f) for f in factors), 1)
+    return np.repeat(np.repeat(np.asarray(x), fh, axis=2), fw, axis=3)

@@ -3,7 +3,7 @@
     model.py     Kind, Stream, Layer, Dataflow: what the backends render
     params.py    the typed parameter record of each layer kind
     dataflow.py  integer graph -> Dataflow (streams, layout, layers in order)
-    layers/      one module per hardware unit (mvu, pool, eltwise, lut, reorder): its lowering,
+    layers/      one module per hardware unit (mvu, pool, eltwise, lut, reorder, convert, resize): its lowering,
                  foldings, cycle model, data dependencies, MAC packing and resource counts
     fifo.py      FIFO depths of the stream edges (deadlock-free joins)
     packing.py   per-channel tables in the order the hardware reads them

@@ -1,4 +1,5 @@
-"""FIFO depths of the dataflow's stream edges, from pure data dependencies (see `fifo_depths`)."""
+"""FIFO depths of the dataflow's stream edges, from data dependencies (see `fifo_depths`) and, for a
+join's skip input, from the steady-state timing of the two branches (`timed_skip_depth`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hlsgen.hw.model import Layer, Stream
 FIFO_MARGIN = 2  # full throughput: a push and a pop in the same cycle
 SLICE_DEPTH = 1  # a register slice (hg_fifo DEPTH 1): one beat every other cycle, no memory
 STAGE_LATENCY = 4  # cycles a beat spends in one layer of a branch beyond its data dependencies (FIFO, registers)
+UNIT_LATENCY = 12  # cycles a unit's pipeline adds to a pixel in the timed lead model (hg_mvu's, the deepest)
 
 
 def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tuple[str, str], int]:
@@ -32,9 +34,12 @@ def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tupl
             window = last_input_pixel(lay, by_name[main], by_name[lay.output])
             main_ready = need[main][window]  # output pixel i can start once this much input arrived
             # the leads are in pixels; a folded stream holds its folds' beats of each
-            skip_d = FIFO_MARGIN + skip_depth(main_ready, need[skip]) * by_name[skip].folds
+            main_t, skip_t = timed_leads(lay, layers, by_name) if np.array_equal(window, np.arange(window.size)) \
+                else (0, 0)  # an elementwise join; a residual conv's line buffer holds its lead
+            skip_d = FIFO_MARGIN + max(skip_depth(main_ready, need[skip]), skip_t) * by_name[skip].folds
             produced = np.searchsorted(np.sort(need[main]), need[skip], side="right")
-            main_d = FIFO_MARGIN + int(max(0, np.max(produced - (window + 1)))) * by_name[main].folds
+            main_lead = max(int(max(0, np.max(produced - (window + 1)))), main_t)
+            main_d = FIFO_MARGIN + main_lead * by_name[main].folds
             # conv(x) + x reads one stream twice: its (stream, layer) depth must serve both edges
             depths[(skip, lay.name)] = max(skip_d, main_d) if skip == main else skip_d
             depths[(main, lay.name)] = max(skip_d, main_d) if skip == main else main_d
@@ -104,6 +109,54 @@ def skip_depth(main_need: np.ndarray, skip_need: np.ndarray) -> int:
     consumed i of them. Depth = max_i #{j: skip_need[j] <= main_need[i]} - i."""
     produced = np.searchsorted(np.sort(skip_need), main_need, side="right")
     return int(max(0, np.max(produced - np.arange(main_need.size))))
+
+
+def timed_leads(join: Layer, layers: list[Layer], by_name: Mapping[str, Stream]) -> tuple[int, int]:
+    """Pixels each input (main, skip) of a join must hold in the steady state, where the data-dependency
+    count (layers infinitely fast) is not enough: a branch through slow layers on a smaller image (a
+    U-Net's pool -> conv -> upsample) lags the other by more than its dependencies while the other
+    streams on, into the next frame. Pixels are ready at `ready_times`, frame after frame one period
+    apart; the join takes its output i's inputs once both are ready, no faster than its own rate;
+    an input holds the pixels ready and not yet taken."""
+    main, skip = join.inputs
+    period = max([next(iter(by_name.values())).beats] + [lay.cycles for lay in layers])
+    t = ready_times(layers, by_name, period)
+    out = by_name[join.output]
+    window = last_input_pixel(join, by_name[main], out)
+    taken = _paced(np.maximum(t[main][window], t[skip][:window.size]), join.cycles / out.pixels)
+    return _held(t[main], taken, window + 1, period), _held(t[skip], taken, np.arange(1, taken.size + 1), period)
+
+
+def _held(ready: np.ndarray, taken: np.ndarray, consumed: np.ndarray, period: int) -> int:
+    """Most pixels of a stream ready (this frame's and the next ones', a period apart) and not yet
+    consumed, at the times `taken` when its reader has consumed `consumed` of them."""
+    frames = 1 + int(max(0.0, float(taken[-1] - ready[0])) // period) if period else 1
+    every = np.sort(np.concatenate([ready + k * period for k in range(frames + 1)]))
+    return int(max(0, np.max(np.searchsorted(every, taken, side="right") - consumed)))
+
+
+def _paced(dep: np.ndarray, step: float) -> np.ndarray:
+    """Times of a unit emitting item i at dep[i] at the earliest, `step` cycles after item i - 1:
+    t[i] = max(dep[i], t[i-1] + step) = step·i + max_{j<=i}(dep[j] − step·j)."""
+    k = np.arange(dep.size) * step
+    return np.maximum.accumulate(dep - k) + k
+
+
+def ready_times(layers: list[Layer], by_name: Mapping[str, Stream], period: int) -> dict[str, np.ndarray]:
+    """For every stream pixel, the cycle it is ready in the steady state: the network input arrives
+    at the network's rate (period / pixels a pixel); each layer emits its pixels at its own rate
+    (cycles / output pixels) at the fastest, each one a step and its pipeline's UNIT_LATENCY after the
+    input pixels it depends on."""
+    first = next(iter(by_name.values()))
+    t: dict[str, np.ndarray] = {first.name: np.arange(1, first.pixels + 1) * (period / first.pixels)}
+    for lay in layers:
+        out = by_name[lay.output]
+        dep = t[lay.inputs[0]][last_input_pixel(lay, by_name[lay.inputs[0]], out)]
+        for extra in lay.inputs[1:]:
+            dep = np.maximum(dep, t[extra][np.minimum(np.arange(dep.size), t[extra].size - 1)])
+        step = lay.cycles / out.pixels
+        t[lay.output] = _paced(dep + step + UNIT_LATENCY, step)
+    return t
 
 
 def input_needed(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[str, np.ndarray]:

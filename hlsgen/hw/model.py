@@ -40,6 +40,7 @@ class Kind(str, Enum):
     CONVERT = "convert"
     CONCAT = "concat"
     SLICE = "slice"
+    UPSAMPLE = "upsample"
 
     def __str__(self) -> str:
         return self.value

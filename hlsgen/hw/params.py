@@ -158,8 +158,28 @@ class SliceParams:
     end: int
 
 
+
+@dataclass(frozen=True)
+class UpsampleParams:
+    """A nearest-neighbour upsampling (no arrays): an [in_h, in_w, channels] image whose every pixel
+    is repeated fh times down and fw times across, read and written `fold` channels a beat."""
+
+    in_h: int
+    in_w: int
+    channels: int
+    fh: int
+    fw: int
+    fold: int
+
+    @property
+    def folds(self) -> int:
+        """Beats a pixel."""
+        return -(-self.channels // self.fold)
+
+
+
 LayerParams = (MvuParams | MaxPoolParams | AvgPoolParams | AddParams | RequantParams | LutParams | ReorderParams
-               | ConvertParams | ConcatParams | SliceParams)
+               | ConvertParams | ConcatParams | SliceParams | UpsampleParams)
 
 
 def requant_step(p: LayerParams) -> Requant | None:

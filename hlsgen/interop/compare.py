@@ -53,6 +53,9 @@ __all__ = ["BOUND_LSB", "COMPARED_OPS", "Comparison", "LayerAgreement", "agreeme
            "render_table", "step_differences", "to_json", "write_json"]
 
 COMPARED_OPS = INTEGER_LAYER_OPS
+# exact on codes: hlsgen's own output of one (before the QRequant to a model's other quantizer,
+# passes/quantize._passthrough) has no onnxruntime counterpart and is the op on onnxruntime's input
+CODE_OPS = (*LAYOUT_OPS, Op.QMAXPOOL, Op.QRESIZE)
 BOUND_LSB = 1  # every rounding point, fed onnxruntime's inputs
 SYNTHETIC_BATCH = 8
 
@@ -106,9 +109,10 @@ def _names(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]) -> list[str]:
 
 def ort_codes(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]) -> np.ndarray:
     """onnxruntime's codes of an integer tensor: its counterpart's, or for a tensor hlsgen made with a
-    Reshape/Transpose (a 1-D conv run as 2-D), that op applied to its input's codes."""
+    Reshape/Transpose (a 1-D conv run as 2-D) or a pass-through op before its requant (CODE_OPS), that
+    op applied to its input's codes."""
     p = g.producer(tensor)
-    if not _names(g, tensor, ort) and p is not None and (p.op in LAYOUT_OPS or concat_input_requant(g, p)):
+    if not _names(g, tensor, ort) and p is not None and (p.op in CODE_OPS or concat_input_requant(g, p)):
         return KERNELS[p.op](p, g, [ort_codes(g, p.inputs[0], ort)])
     if not _names(g, tensor, ort) and p is not None and tensor in forked_tensors(g):
         return _exact_value(g, p, ort)
@@ -136,6 +140,9 @@ def _output_view(g: Graph, tensor: str, ort: Mapping[str, np.ndarray]
     """onnxruntime's codes of a layer output, and how to bring ours to them: through the Reshape/
     Transpose chain hlsgen added after the layer when the output itself has no counterpart."""
     chain: list[Node] = []
+    p = g.producer(tensor)
+    if not _names(g, tensor, ort) and p is not None and p.op in CODE_OPS:
+        return ort_codes(g, tensor, ort), lambda a: a
     while not _names(g, tensor, ort):
         m = g.single_consumer(tensor)
         if m is None or m.op not in LAYOUT_OPS:

@@ -12,6 +12,7 @@ to float32 rounding (at most 1 LSB per layer, at rounding ties):
     QAvgPool     DQ(x, n·M/2^S·s_y, zp_x) -> AveragePool(count_include_pad) -> Clip -> Q
     QRequant     DQ(x, M/2^S·s_y, zp_x) -> Clip -> Q;   QMaxPool, Reshape, Transpose on the codes
     QConcat      Concat(axis 1) of the codes (every input has the output's qtype);  QSlice: Slice of the codes
+    QResize      Resize(x, scales 1, 1, fh, fw; nearest, asymmetric, floor) on the codes
     QLut         Gather(table of output codes, Cast(x, int64) − x_lo) -> DQ(s_y, zp_y) -> Q(s_y, zp_y)  (exact)
 
 (M, S: the layer's multiplier and shift; a channel with M < 0 has its weight codes and bias negated.)
@@ -51,6 +52,7 @@ KNOWN_ATTRS: dict[Op, set[str]] = {
     Op.QLUT: {"table", "x_lo"},
     Op.QCONCAT: {"axis"},
     Op.QSLICE: {"axis", "start", "end"},
+    Op.QRESIZE: {"factors"},
 }
 
 
@@ -267,6 +269,14 @@ def qmaxpool(b: QdqBuilder, n: Node) -> None:
          dilations=list(n.attr("dilations") or (1, 1)))
 
 
+def qresize(b: QdqBuilder, n: Node) -> None:
+    """Nearest-neighbour repeat on the codes: asymmetric + floor reads input pixel i // f."""
+    fh, fw = (float(f) for f in n.attr("factors"))
+    scales = b.const(f"{n.name}.scales", np.array([1.0, 1.0, fh, fw], np.float32))
+    b.op("Resize", [n.inputs[0], "", scales], n.name, out=n.outputs[0], mode="nearest",
+         coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+
+
 def qrequant(b: QdqBuilder, n: Node) -> None:
     x = n.inputs[0]
     ndim = len(b.g.tensor(x).shape)
@@ -365,7 +375,7 @@ def qslice(b: QdqBuilder, n: Node) -> None:
 EMITTERS: dict[Op, Callable[[QdqBuilder, Node], None]] = {
     Op.QUANTIZE_INPUT: quantize_input, Op.DEQUANTIZE_OUTPUT: dequantize_output, Op.RESHAPE: reshape,
     Op.TRANSPOSE: transpose, Op.QCONV: qconv, Op.QGEMM: qgemm, Op.QADD: qadd, Op.QAVGPOOL: qavgpool,
-    Op.QMAXPOOL: qmaxpool, Op.QREQUANT: qrequant, Op.QLUT: qlut, Op.AFFINE: affine, Op.QCONCAT: qconcat,
-    Op.QSLICE: qslice,
+    Op.QMAXPOOL: qmaxpool, Op.QRESIZE: qresize, Op.QREQUANT: qrequant, Op.QLUT: qlut, Op.AFFINE: affine,
+    Op.QCONCAT: qconcat, Op.QSLICE: qslice,
     **{op: elementwise for op in CONSTANT_SCALINGS},
 }

@@ -63,6 +63,7 @@ class Op(str, Enum):
     IDENTITY = "Identity"  # the same value under another quantizer: one branch of a multiply-quantized tensor
     CONCAT = "Concat"
     SLICE = "Slice"
+    RESIZE = "Resize"  # nearest-neighbour upsampling by integer factors (ONNX Resize, Upsample)
     # integer graph (after quantize)
     QUANTIZE_INPUT = "QuantizeInput"
     QCONV = "QConv"
@@ -74,6 +75,7 @@ class Op(str, Enum):
     QLUT = "QLut"
     QCONCAT = "QConcat"
     QSLICE = "QSlice"
+    QRESIZE = "QResize"
     DEQUANTIZE_OUTPUT = "DequantizeOutput"
 
     def __str__(self) -> str:
@@ -161,6 +163,8 @@ SPECS: Mapping[Op, OpSpec] = MappingProxyType({
     # along the channel axis (1) only: the inputs' channels one after the other; channels [start, end)
     Op.CONCAT: _spec((2, MAX_CONCAT_INPUTS), axis=1),
     Op.SLICE: _spec(1, axis=1, start=REQUIRED, end=REQUIRED),
+    # y[n, c, i, j] = x[n, c, i // fh, j // fw] with factors (fh, fw): exact on codes (QResize alike)
+    Op.RESIZE: _spec(1, factors=REQUIRED),
     Op.QUANTIZE_INPUT: _spec(1, rounding="half_even"),
     Op.QCONV: _spec((3, 4), **_WINDOW, group=1, pad_value=REQUIRED, **_LAYER_INT),
     Op.QGEMM: _spec(3, **_LAYER_INT),
@@ -172,6 +176,7 @@ SPECS: Mapping[Op, OpSpec] = MappingProxyType({
     Op.QLUT: _spec(1, table=REQUIRED, x_lo=REQUIRED),  # y = table[x - x_lo]
     Op.QCONCAT: _spec((2, MAX_CONCAT_INPUTS), axis=1),  # on codes: every input has the output's qtype
     Op.QSLICE: _spec(1, axis=1, start=REQUIRED, end=REQUIRED),  # on codes: the output keeps the input's qtype
+    Op.QRESIZE: _spec(1, factors=REQUIRED),
     Op.DEQUANTIZE_OUTPUT: _spec(1),
 })
 
@@ -187,12 +192,13 @@ CONSTANT_SCALINGS = (Op.MUL, Op.DIV, Op.ADD, Op.SUB)  # by a constant: Affine, f
 HOST_BOUNDARY_OPS = (Op.QUANTIZE_INPUT, Op.DEQUANTIZE_OUTPUT)  # float <-> codes at the edges of the design
 MVU_OPS = (Op.QCONV, Op.QGEMM)  # integer matrix-vector layers: weights, an accumulator, a requant epilogue
 CHANNEL_OPS = (Op.QCONCAT, Op.QSLICE)  # move whole channel ranges of a pixel: exact on codes
-INTEGER_LAYER_OPS = (*MVU_OPS, Op.QADD, Op.QAVGPOOL, Op.QMAXPOOL, Op.QREQUANT, Op.QLUT,
+INTEGER_LAYER_OPS = (*MVU_OPS, Op.QADD, Op.QAVGPOOL, Op.QMAXPOOL, Op.QREQUANT, Op.QLUT, Op.QRESIZE,
                      *CHANNEL_OPS)  # one hardware layer each
 HARDWARE_OPS = (*INTEGER_LAYER_OPS, *LAYOUT_OPS)  # what the dataflow builds (layout ops as stream orders)
 REQUANT_OPS = (*MVU_OPS, Op.QAVGPOOL, Op.QADD, Op.QREQUANT)  # end in a requant step (shift, zp, lo, hi)
 ELEMENTWISE_INT_OPS = (Op.QADD, Op.QREQUANT, Op.QLUT)  # keep their input's stream layout
-RASTER_INPUT_OPS = (Op.QCONV, Op.QMAXPOOL, Op.QAVGPOOL, *CHANNEL_OPS)  # read pixels in raster order, channels innermost
+# read pixels in raster order, channels innermost
+RASTER_INPUT_OPS = (Op.QCONV, Op.QMAXPOOL, Op.QAVGPOOL, Op.QRESIZE, *CHANNEL_OPS)
 
 
 def spec_of(op: str) -> OpSpec | None:

@@ -5,9 +5,9 @@ After:   every tensor the hardware will hold as integers has a per-tensor qtype.
 Requires: check_supported. Runs the float golden model on the calibration batch.
 Math:    range [lo, hi] = min/max over the batch (or the (100-p)/p percentiles), widened to hold 0;
          asymmetric scale = (hi - lo)/(qmax - qmin), zp = round(qmin - lo/scale) (numerics.
-         activation_qtype). MaxPool/Slice/Reshape/Transpose outputs inherit their input's qtype (the op
-         is exact on codes), so only tensors a requant writes are measured; a Concat's output is
-         measured like a layer's (the quantize pass requantizes the inputs that differ from it).
+         activation_qtype). MaxPool/Resize/Slice/Reshape/Transpose outputs inherit their input's qtype
+         (the op is exact on codes), so only tensors a requant writes are measured; a Concat's output
+         is measured like a layer's (the quantize pass requantizes the inputs that differ from it).
          A tensor without a qtype whose only reader is a chain of such ops ending in a per-tensor
          quantized tensor (tf2onnx NHWC input -> Transpose -> QuantizeLinear; a flat input -> Reshape -> Q; a 1-D conv's
          2-D output -> Reshape -> Q) takes that quantizer: quantizing before or after a monotone,
@@ -47,7 +47,7 @@ from hlsgen.passes.context import PassContext
 from hlsgen.passes.quantize_layer import weight_codes
 from hlsgen.support import progress
 
-PASSTHROUGH_OPS = (Op.MAXPOOL, Op.SLICE, *LAYOUT_OPS)
+PASSTHROUGH_OPS = (Op.MAXPOOL, Op.RESIZE, Op.SLICE, *LAYOUT_OPS)
 PROGRESS_MIN = 256  # calibration inputs from which the run is chunked and its progress shown
 CHUNK = 64
 

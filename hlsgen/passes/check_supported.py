@@ -16,7 +16,7 @@ from hlsgen.ir import Graph, Node
 from hlsgen.ir.ops import UNARY_OPS, Op
 from hlsgen.passes.context import PassContext
 
-HARDWARE_OPS = (Op.CONV, Op.GEMM, Op.ADD, Op.MAXPOOL, Op.AVGPOOL, Op.GLOBAL_AVGPOOL, Op.RELU, Op.CLIP,
+HARDWARE_OPS = (Op.CONV, Op.GEMM, Op.ADD, Op.MAXPOOL, Op.RESIZE, Op.AVGPOOL, Op.GLOBAL_AVGPOOL, Op.RELU, Op.CLIP,
                 Op.LEAKY_RELU, Op.RESHAPE, Op.TRANSPOSE, Op.TRUNC, Op.IDENTITY, Op.CONCAT, Op.SLICE,
                 *UNARY_OPS)
 HOST_TAIL_OPS = (Op.SOFTMAX, Op.LOG_SOFTMAX, Op.DEPTH_TO_SPACE)

@@ -5,7 +5,7 @@ After:   x ─QuantizeInput─► x.q ─QConv─► … ─QGemm─► y ─Deq
 Requires: calibrate.
 Math:    per op, see hlsgen/passes/quantize_layer.py and docs/numerics.md. Integer tensors keep the
          float graph's names; the host sides are QuantizeInput (float → codes, rounding from the
-         config) and DequantizeOutput before the host tail. Pass-through ops (MaxPool, Slice, Reshape,
+         config) and DequantizeOutput before the host tail. Pass-through ops (MaxPool, Resize, Slice, Reshape,
          Transpose) keep codes; where the model gives their output another qtype a QRequant follows.
          A Concat works on codes of the output's qtype: every input of another qtype gets a
          QRequant in front (one rounding from its own codes, as DQ -> Concat -> Q rounds).
@@ -219,11 +219,12 @@ def _avgpool(b: _Builder, n: Node) -> None:
     b.int_tensor(n.outputs[0])
 
 
-PASSTHROUGH_INT = {Op.MAXPOOL: Op.QMAXPOOL, Op.SLICE: Op.QSLICE}  # else the op itself (Reshape, Transpose)
+# else the op itself (Reshape, Transpose)
+PASSTHROUGH_INT = {Op.MAXPOOL: Op.QMAXPOOL, Op.RESIZE: Op.QRESIZE, Op.SLICE: Op.QSLICE}
 
 
 def _passthrough(b: _Builder, n: Node) -> None:
-    """MaxPool/Slice/Reshape/Transpose work on codes; a differing output qtype gets a QRequant after."""
+    """MaxPool/Resize/Slice/Reshape/Transpose work on codes; a differing output qtype gets a QRequant after."""
     x, y = n.inputs[0], n.outputs[0]
     qx, qy = b.float_graph.tensor(x).qtype, b.float_graph.tensor(y).qtype
     attrs = dict(n.attrs)
@@ -236,7 +237,7 @@ def _passthrough(b: _Builder, n: Node) -> None:
         b.int_tensor(y)
         return
     mid = f"{y}.pre"
-    b.tensors[mid] = replace(b.float_graph.tensor(y), name=mid, qtype=qx, integer=True)
+    b.tensors[mid] = replace(b.float_graph.tensor(y), name=mid, qtype=qx, integer=True, aliases=())  # hlsgen's own
     b.nodes.append(Node(n.name, op, n.inputs, (mid,), attrs))
     assert qx is not None and qy is not None
     ratio = np.float64(qx.scale / qy.scale)
@@ -322,6 +323,7 @@ LOWERINGS: dict[str, Callable[[_Builder, Node], None]] = {
     "AveragePool": _avgpool,
     "GlobalAveragePool": _avgpool,
     "MaxPool": _passthrough,
+    "Resize": _passthrough,
     "Reshape": _passthrough,
     "Transpose": _passthrough,
     "Slice": _passthrough,

@@ -39,7 +39,7 @@ from hlsgen.hw.model import Dataflow
 MVU_KERNELS = ("conv_mvu", "conv_mvu_residual", "dense", "dwconv_mvu", "dwconv_mvu_residual", "mvu_shared",
                "mvu_shared_residual")
 DEPTH = {"mvu": 12, "window": 3, "pool": 3, "requant": 8, "fork": 1, "reorder": 3, "lut": 2, "convert": 1,
-         "channels": 1}
+         "channels": 1, "upsample": 2}
 
 
 @dataclass
@@ -201,6 +201,13 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
         return [Process(f"reorder({layer})", layer, n,
                         _ops(n, [("r", args[0], np.arange(n_in)), ("w", args[1], n_in + _every(n_el, oc, oc - 1))]),
                         DEPTH["reorder"])]
+    if func == "upsample":  # resize.h: one output beat an iteration; a pixel's beats read at its first copy across
+        folds, fw = k["FOLDS"], k["FW"]
+        n, row = k["IN_H"] * k["FH"] * k["IN_W"] * fw * folds, k["IN_W"] * fw * folds
+        every = np.arange(n)
+        reads = every[(every % (fw * folds) < folds) & ((every // row) % k["FH"] == 0)]
+        return [Process(f"upsample({layer})", layer, n, _ops(n, [("r", args[0], reads), ("w", args[1], every)]),
+                        DEPTH["upsample"])]
     if func in ("split", "join"):  # dwc.h: one sub-beat per iteration, S of a group, GROUPS groups
         w, sub, kk, groups = (k[n] for n in ("W", "S", "K", "GROUPS"))
         n = sub * groups

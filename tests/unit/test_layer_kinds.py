@@ -36,13 +36,14 @@ UNITS = {Kind.CONV: ("hg_mvu", "conv_mvu"), Kind.DWCONV: ("hg_mvu", "dwconv_mvu"
          Kind.ADD: ("hg_eltwise", "add_layer"), Kind.REQUANT: ("hg_eltwise", "requant_layer"),
          Kind.LUT: ("hg_lut", "lut_layer"), Kind.REORDER: ("hg_reorder", "reorder_layer"),
          Kind.CONVERT: (("hg_split", "hg_join"), ("split", "join")),
-         Kind.CONCAT: ("hg_concat", "concat_layer"), Kind.SLICE: ("hg_slice", "slice_layer")}
+         Kind.CONCAT: ("hg_concat", "concat_layer"), Kind.SLICE: ("hg_slice", "slice_layer"),
+         Kind.UPSAMPLE: ("hg_upsample", "upsample")}
 
 
 def every_kind_net():
-    """conv -> dwconv -> maxpool -> avgpool; add(maxpool, avgpool) -> LeakyRelu (a requant) -> Sigmoid
-    (a table) -> concat(its channels 2..5 (a slice), itself) -> Transpose -> 1x1 conv (a reorder in
-    front) -> Flatten -> Gemm."""
+    """conv -> dwconv -> maxpool -> avgpool; add(maxpool, avgpool) -> LeakyRelu (a requant) -> Resize
+    x(1, 2) (an upsample) -> Sigmoid (a table) -> concat(its channels 2..5 (a slice), itself) ->
+    Transpose -> 1x1 conv (a reorder in front) -> Flatten -> Gemm."""
     rng = np.random.default_rng(7)
     nodes = [node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
              node("Relu", ["c1"], ["r1"]),
@@ -51,7 +52,8 @@ def every_kind_net():
              node("AveragePool", ["m"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1),
              node("Add", ["m", "a"], ["s"]),
              node("LeakyRelu", ["s"], ["l"], alpha=0.125),
-             node("Sigmoid", ["l"], ["g"]),
+             node("Resize", ["l", "", "sc"], ["u"], mode="nearest"),
+             node("Sigmoid", ["u"], ["g"]),
              node("Slice", ["g", "starts", "ends", "axes"], ["gs"]),
              node("Concat", ["gs", "g"], ["gc"], axis=1),
              node("Transpose", ["gc"], ["t"], perm=[0, 1, 3, 2]),
@@ -61,9 +63,9 @@ def every_kind_net():
     inits = [init("w1", rng.standard_normal((8, 4, 3, 3)) * 0.3), init("b1", rng.standard_normal(8) * 0.1),
              init("w2", rng.standard_normal((8, 1, 3, 3)) * 0.3), init("b2", rng.standard_normal(8) * 0.1),
              init("starts", np.array([2]), np.int64), init("ends", np.array([6]), np.int64),
-             init("axes", np.array([1]), np.int64),
+             init("axes", np.array([1]), np.int64), init("sc", [1, 1, 1, 2]),
              init("w3", rng.standard_normal((4, 12, 1, 1)) * 0.3), init("b3", rng.standard_normal(4) * 0.1),
-             init("w4", rng.standard_normal((5, 4 * 3 * 4)) * 0.3), init("b4", rng.standard_normal(5) * 0.1)]
+             init("w4", rng.standard_normal((5, 4 * 6 * 4)) * 0.3), init("b4", rng.standard_normal(5) * 0.1)]
     return model(nodes, [vi("x", [1, 4, 8, 6])], [vi("y", [1, 5])], inits, opset=13)
 
 

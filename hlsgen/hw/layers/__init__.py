@@ -7,6 +7,7 @@
     reorder  reorder              hg_reorder  reorder.h
     convert  convert              hg_split, hg_join  dwc.h (inserted between folds, hw/stream_folds.py)
     channels concat, slice        hg_concat, hg_slice  channels.h
+    resize   upsample             hg_upsample resize.h
 
 Every module has OPS (the integer IR ops it lowers), KINDS, and `lower`, `cycles`, `options` (its
 foldings) and `last_input_pixel` (its data dependencies, for hw/fifo.py); `MODULES` maps each Kind
@@ -21,13 +22,13 @@ from types import ModuleType
 import numpy as np
 
 from hlsgen.config.hw import HwConfig
-from hlsgen.hw.layers import channels, convert, eltwise, lut, mvu, pool, reorder
+from hlsgen.hw.layers import channels, convert, eltwise, lut, mvu, pool, reorder, resize
 from hlsgen.hw.model import Kind, Layer, Stream, canonical_order
 from hlsgen.ir import Graph, Node, Op
 from hlsgen.ir.ops import ELEMENTWISE_INT_OPS
 from hlsgen.support.names import Namer
 
-UNITS: tuple[ModuleType, ...] = (mvu, pool, eltwise, lut, reorder, convert, channels)
+UNITS: tuple[ModuleType, ...] = (mvu, pool, eltwise, lut, reorder, convert, channels, resize)
 MODULES: dict[Kind, ModuleType] = {kind: m for m in UNITS for kind in m.KINDS}
 LOWERING: dict[Op, ModuleType] = {op: m for m in UNITS for op in m.OPS}
 

@@ -12,6 +12,7 @@
 #include "mvu.h"
 #include "pool.h"
 #include "reorder.h"
+#include "resize.h"
 #include "sliding_window.h"
 
 #endif
