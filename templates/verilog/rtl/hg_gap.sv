@@ -27,7 +27,6 @@ module hg_gap #(
 );
     localparam int NF = (C + PE - 1) / PE, NB = $clog2(NF + 1), LNF = NF - 1;
     localparam int AB = IB + 2 + $clog2(PIXELS + 1);  // a channel's sum over the frame, signed
-    localparam int XB = AB + 1;                        // sum minus PIXELS * x_zp
     localparam int PB = $clog2(PIXELS + 1), LPX = PIXELS - 1;
     localparam int LASTW = OBG < NF ? (C - (NF - 1) * PE) * OB : PE * OB;
 
@@ -71,28 +70,10 @@ module hg_gap #(
     end
     always_ff @(posedge clk) if (en) {nf1, nf2, nf3} <= {f, nf1, nf2};
 
-    for (genvar p = 0; p < PE; p++) begin : g_lane
-        logic [MB-1:0] m;
-        logic [SHB-1:0] sh;
-        /* verilator lint_off UNUSEDSIGNAL */
-        logic [31:0] off;  // XB bits of it are used
-        /* verilator lint_on UNUSEDSIGNAL */
-        logic signed [XB-1:0] xs;
-        hg_table #(.N(NF), .W(MB), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(MULT))
-            u_m (.idx(nf1), .value(m));
-        hg_table #(.N(NF), .W(SHB), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(SHIFT))
-            u_sh (.idx(nf1), .value(sh));
-        hg_table #(.N(NF), .W(32), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(X_OFF))
-            u_off (.idx(nf1), .value(off));
-        assign xs = {s1[p * AB + AB - 1], s1[p * AB +: AB]} - off[XB-1:0];
-        hg_requant #(
-            .XB(XB), .MB(MB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT), .MIN_SHIFT(MIN_SHIFT), .ROUND_UP(ROUND_UP), .OB(OB),
-            .ZP(ZP), .LO(LO), .HI(HI)
-        ) u_rq (
-            .clk(clk), .en(en), .x(xs), .m(m), .m_neg(m),
-            .sx(10'sd0), .sm(16'sd0), .b(2'sd0), .sh(sh), .y(y3[p * OB +: OB])
-        );
-    end
+    hg_sum_lanes #(
+        .C(C), .PE(PE), .NF(NF), .NB(NB), .AB(AB), .OB(OB), .MB(MB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT),
+        .MIN_SHIFT(MIN_SHIFT), .ROUND_UP(ROUND_UP), .ZP(ZP), .LO(LO), .HI(HI), .MULT(MULT), .SHIFT(SHIFT), .X_OFF(X_OFF)
+    ) u_lanes (.clk(clk), .en(en), .sums(s1), .nf(nf1), .y(y3));
 
     hg_collect #(.GROUP(PE * OB), .NF(NF), .NB(NB), .OUTW(OUTW), .BG(OBG), .LASTW(LASTW)) u_out (
         .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v3), .nf(nf3), .in_data(y3),

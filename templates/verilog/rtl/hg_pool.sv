@@ -28,7 +28,6 @@ module hg_pool #(
     input  logic             out_ready
 );
     localparam int AB = IB + 2 + $clog2(KK + 1);  // sum of KK taps, signed
-    localparam int XB = AB + 1;                    // sum minus KK * x_zp
     localparam int TB = $clog2(KK + 1), LKK = KK - 1;
     localparam int NF = IS_AVG ? (C + PE - 1) / PE : 1, NB = $clog2(NF + 1), LNF = NF - 1;
 
@@ -91,28 +90,10 @@ module hg_pool #(
         always_ff @(posedge clk) if (en) {nf1, nf2} <= {nf, nf1};
         assign nf_y = nf2;  // issue (busy) -> requant A -> requant B: valid with v2
 
-        for (genvar p = 0; p < PE; p++) begin : g_lane
-            logic [MB-1:0] m;
-            logic [SHB-1:0] sh;
-            /* verilator lint_off UNUSEDSIGNAL */
-            logic [31:0] off;  // XB bits of it are used
-            /* verilator lint_on UNUSEDSIGNAL */
-            logic signed [XB-1:0] xs;
-            hg_table #(.N(NF), .W(MB), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(MULT))
-                u_m (.idx(nf), .value(m));
-            hg_table #(.N(NF), .W(SHB), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(SHIFT))
-                u_sh (.idx(nf), .value(sh));
-            hg_table #(.N(NF), .W(32), .IW(NB), .STRIDE(PE), .FIRST(p), .COUNT(C), .VALUES(X_OFF))
-                u_off (.idx(nf), .value(off));
-            assign xs = {held[p * AB + AB - 1], held[p * AB +: AB]} - off[XB-1:0];
-            hg_requant #(
-                .XB(XB), .MB(MB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT), .MIN_SHIFT(MIN_SHIFT), .ROUND_UP(ROUND_UP), .OB(OB),
-                .ZP(ZP), .LO(LO), .HI(HI)
-            ) u_rq (
-                .clk(clk), .en(en), .x(xs), .m(m), .m_neg(m),
-                .sx(10'sd0), .sm(16'sd0), .b(2'sd0), .sh(sh), .y(y3[p * OB +: OB])
-            );
-        end
+        hg_sum_lanes #(
+            .C(C), .PE(PE), .NF(NF), .NB(NB), .AB(AB), .OB(OB), .MB(MB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT),
+            .MIN_SHIFT(MIN_SHIFT), .ROUND_UP(ROUND_UP), .ZP(ZP), .LO(LO), .HI(HI), .MULT(MULT), .SHIFT(SHIFT), .X_OFF(X_OFF)
+        ) u_lanes (.clk(clk), .en(en), .sums(held[PE*AB-1:0]), .nf(nf), .y(y3));
     end else begin : g_max
         assign in_ready = en;
         assign fire = in_valid && en;
