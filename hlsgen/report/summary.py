@@ -91,8 +91,8 @@ def fifo_widths(df: Dataflow) -> list[dict[str, Any]]:
     for (name, reader), depth in sorted(df.fifo_depth.items()):
         s = df.streams[name]
         pixels = -(-depth // s.folds)
-        rows.append({"stream": name, "reader": reader, "depth_beats": depth, "beat_bits": s.beat_bits,
-                     "pixel_bits": s.channels * s.bits, "bits": depth * s.beat_bits,
+        rows.append({"stream": name, "reader": reader, "depth_beats": depth, "beats_per_pixel": s.folds,
+                     "beat_bits": s.beat_bits, "pixel_bits": s.channels * s.bits, "bits": depth * s.beat_bits,
                      "bits_at_one_pixel_a_beat": pixels * s.channels * s.bits})
     return rows
 

@@ -111,7 +111,7 @@ def test_report_lists_each_fifo_at_its_beat_width(gap_out: Path) -> None:
     assert len(hw["fifos"]) == len(hw["fifo_depths"])
     for f in hw["fifos"]:
         assert f["bits"] == f["depth_beats"] * f["beat_bits"]
-        folds = math.ceil(f["pixel_bits"] / f["beat_bits"]) if f["beat_bits"] < f["pixel_bits"] else 1
-        assert f["bits_at_one_pixel_a_beat"] >= f["pixel_bits"] and f["depth_beats"] >= 1 and folds >= 1
+        pixels = -(-f["depth_beats"] // f["beats_per_pixel"])
+        assert f["bits_at_one_pixel_a_beat"] == pixels * f["pixel_bits"]
     into_pool = next(f for f in hw["fifos"] if f["reader"] == "layer_GlobalAveragePool_2")
-    assert (into_pool["beat_bits"], into_pool["pixel_bits"]) == (16 * 8, C * 8)
+    assert (into_pool["beat_bits"], into_pool["pixel_bits"], into_pool["beats_per_pixel"]) == (16 * 8, C * 8, C // 16)
