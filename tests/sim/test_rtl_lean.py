@@ -109,8 +109,8 @@ def test_global_pool_with_one_requant_lane(tmp_path: Path) -> None:
 
 
 def test_pool_lane_reading_the_wrong_channel_is_caught(folded: Path, tmp_path: Path) -> None:
-    _mutant_is_caught(folded, tmp_path, "hg_pool.sv", "held[p * AB +: AB]} - off[XB-1:0];",
-                      "held[((p + 1) % PE) * AB +: AB]} - off[XB-1:0];", "globalaveragepool")
+    _mutant_is_caught(folded, tmp_path, "hg_sum_lanes.sv", "sums[p * AB +: AB]} - off[XB-1:0];",
+                      "sums[((p + 1) % PE) * AB +: AB]} - off[XB-1:0];", "globalaveragepool")
 
 
 
