@@ -11,6 +11,7 @@ channel counts and folds that do not. `grouped_net()` covers grouped (not depthw
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -101,3 +102,11 @@ def verilator_lint(rtl: Path):  # -> subprocess.CompletedProcess[str]
     files = rtl_files(rtl)
     return run_logged(["verilator", "--lint-only", "-Wall", "--top-module", files[-1].stem, *map(str, files)],
                       cwd=rtl)
+
+
+def first_table_entry_scaled(text: str, table: str) -> str:
+    """Generated weights.h `text` with the first entry of HLS table `table` ([rows][cols] = {{...)
+    times 3/2 (it stays in the table's type): a negative control's wrong multiplier."""
+    m = re.search(rf"{re.escape(table)}\[\d+\]\[\d+\] = \{{\s*\{{(\d+)", text)
+    assert m, f"no table {table} in the generated code"
+    return text[:m.start(1)] + str(int(m.group(1)) * 3 // 2) + text[m.end(1):]

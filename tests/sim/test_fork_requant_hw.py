@@ -14,6 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from fuzz_check import check_csim, check_rtl_and_its_control  # noqa: E402
+from rtl_nets import first_table_entry_scaled  # noqa: E402
 from test_fork_requant import _compile, conv_fork_per_channel, sum_fork  # noqa: E402
 
 from hlsgen.report.output import write_compilation  # noqa: E402
@@ -26,19 +27,12 @@ def forked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     return out
 
 
-def _bump(text: str, pattern: str) -> str:
-    """`text` with the number the first match of `pattern` captures times 3/2 (it stays in range)."""
-    m = re.search(pattern, text, re.S)
-    assert m, f"no {pattern!r} in the generated code"
-    return text[:m.start(1)] + str(int(m.group(1)) * 3 // 2) + text[m.end(1):]
-
-
 def test_fork_csim_bit_exact_and_a_wrong_branch_multiplier_is_caught(forked: Path, tmp_path: Path) -> None:
     check_csim(forked)
     bad = tmp_path / "bad"
     shutil.copytree(forked, bad)
     weights = bad / "hls" / "src" / "weights.h"
-    weights.write_text(_bump(weights.read_text(), r"layer_r_fork1_m\[\d+\]\[\d+\] = \{\s*\{(\d+)"))
+    weights.write_text(first_table_entry_scaled(weights.read_text(), "layer_r_fork1_m"))
     assert not csim(bad, layers=True).passed
 
 

@@ -19,6 +19,7 @@ from onnx_builders import init, model, node, vi
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 from fuzz_check import check_csim, check_rtl_and_its_control  # noqa: E402
+from rtl_nets import first_table_entry_scaled  # noqa: E402
 
 from hlsgen import compile_model  # noqa: E402
 from hlsgen.backends.hls import hls_context  # noqa: E402
@@ -77,18 +78,12 @@ def test_a_narrow_pool_still_reads_whole_pixels() -> None:
     assert not pool.reads_folded(gap, df.streams[gap.inputs[0]]) and df.streams[gap.inputs[0]].fold == 64
 
 
-def _corrupt_hls(text: str) -> str:
-    m = re.search(r"layer_GlobalAveragePool_2_m\[\d+\]\[\d+\] = \{\s*\{(\d+)", text)
-    assert m
-    return text[:m.start(1)] + str(int(m.group(1)) * 3 // 2) + text[m.end(1):]
-
-
 def test_wide_pool_csim_bit_exact_and_a_wrong_multiplier_is_caught(gap_out: Path, tmp_path: Path) -> None:
     check_csim(gap_out)
     bad = tmp_path / "bad"
     shutil.copytree(gap_out, bad)
     weights = bad / "hls" / "src" / "weights.h"
-    weights.write_text(_corrupt_hls(weights.read_text()))
+    weights.write_text(first_table_entry_scaled(weights.read_text(), "layer_GlobalAveragePool_2_m"))
     assert not csim(bad, layers=True).passed
 
 
