@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.layers import channels, mvu, pool
+from hlsgen.hw.layers import channels, mvu, pool, reads_window_fold_major
 from hlsgen.hw.layers.common import beat_window, fold_major_window
 from hlsgen.hw.layers.mvu import hls_packs_pairs, hls_weight_rom, requant_units, weight_words
 from hlsgen.hw.model import MVU_KINDS, POOL_KINDS, Dataflow, Kind, Layer, Stream
@@ -159,7 +159,7 @@ def _window(code: LayerCode, layer: Layer, x: Stream) -> None:
     code.window = needs_window(layer)
     # the generator's view of a folded stream: a tap is x.folds beats, or (a depthwise conv reading PE
     # channels a beat) the window is emitted one fold at a time
-    fold_major = layer.kind in MVU_KINDS and mvu.reads_fold_major(layer, x)
+    fold_major = reads_window_fold_major(layer, x)
     bw = fold_major_window(w, x.folds) if fold_major else beat_window(w, x.folds)
     (kh, kw), (sh, sw), (dh, dw) = bw.kernel, bw.strides, bw.dilations
     t, left, b, r = bw.pads
@@ -333,11 +333,12 @@ def _two_step_tables(code: LayerCode, layer: Layer, cout: int, fold_o: int, pe: 
 def _pool(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p, w = layer.params, pool.window(layer)
     x = df.streams[layer.inputs[0]]
-    code.const(CHANNELS=w.in_c)
     glob = is_global_pool(layer)
-    if not isinstance(p, AvgPoolParams):
+    if not isinstance(p, AvgPoolParams):  # a fold-major max pool: a fold's channels, TAP_FOLDS windows a pixel
+        code.const(CHANNELS=x.fold)
         code.kernel = "global_maxpool" if glob else "maxpool"
         return
+    code.const(CHANNELS=w.in_c)
     assert isinstance(p.x_zp, int)
     n, pe = w.in_c, layer.pe
     fold = math.ceil(n / pe)
@@ -398,7 +399,7 @@ def _lut(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     assert isinstance(p, LutParams)
     table = np.asarray(layer.arrays["table"], dtype=np.int64)
     out = df.streams[layer.output]
-    code.const(PIXELS=out.pixels, CHANNELS=p.channels, X_LO=p.x_lo, ENTRIES=table.size)
+    code.const(PIXELS=out.pixels, CHANNELS=p.fold, FOLDS=p.folds, LAST_C=p.last_lanes, X_LO=p.x_lo, ENTRIES=table.size)
     code.kernel = "lut_layer"
     code.tables = [code.table("t", "table_t", table, signed=out.signed, bits=out.bits)]
 

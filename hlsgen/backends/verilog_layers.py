@@ -32,7 +32,7 @@ from hlsgen.backends.verilog_values import (
     vector,
 )
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.layers import channels, mvu, pool
+from hlsgen.hw.layers import channels, mvu, pool, reads_window_fold_major
 from hlsgen.hw.layers.common import beat_window, fold_major_window
 from hlsgen.hw.layers.mvu import lut_multipliers, packs_pairs, requant_units, weight_words
 from hlsgen.hw.model import MVU_KINDS, POOL_KINDS, Dataflow, Kind, Layer, Stream
@@ -86,12 +86,14 @@ def unit(layer: Layer, df: Dataflow, top: str) -> Unit:
 
 def _lut_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
     """hg_lut: the table of every input code, one word per entry in a .mem file."""
-    assert isinstance(layer.params, LutParams)
+    p = layer.params
+    assert isinstance(p, LutParams)
     out = df.streams[layer.output]
     table = np.asarray(layer.arrays["table"], dtype=np.int64)
     mem = f"{top}_{layer.name}_t.mem"
-    params = (Param("C", out.channels), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("OB", out.bits),
-              Param("ENTRIES", table.size), Param("X_LO", int(layer.params.x_lo)), Param("MEM_FILE", mem))
+    params = (Param("C", p.fold), Param("FOLDS", p.folds), Param("LAST_C", p.last_lanes), Param("IB", x.bits),
+              flag("IN_SIGNED", x.signed), Param("OB", out.bits), Param("ENTRIES", table.size),
+              Param("X_LO", int(p.x_lo)), Param("MEM_FILE", mem))
     return Unit(layer.name, "hg_lut", (), 0, params, mem, tuple(hex_words(table.reshape(-1, 1), out.bits)))
 
 
@@ -181,7 +183,7 @@ def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
     kk = geo.taps
     words = hex_words(weight_words(layer, x), p.weight_bits)
     mem = f"{top}_{layer.name}_w.mem"
-    window = _window(x, geo, nf, pad_word(int(p.pad_value or 0), x.fold, x.bits), mvu.reads_fold_major(layer, x))
+    window = _window(x, geo, nf, pad_word(int(p.pad_value or 0), x.fold, x.bits), reads_window_fold_major(layer, x))
     group = p.group if layer.kind == Kind.CONV else 1
     pack = packs_pairs(layer, x)
     params = [Param("CIN", x.channels), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("COUT", cout),
@@ -269,13 +271,15 @@ def _pool_unit(layer: Layer, df: Dataflow, x: Stream) -> Unit:
     assert isinstance(p, MaxPoolParams | AvgPoolParams)
     out = df.streams[layer.output]
     c, kk = x.channels, p.window.taps
-    common = [Param("C", c), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("KK", kk)]
-    if isinstance(p, MaxPoolParams):
+    if isinstance(p, MaxPoolParams):  # a fold-major max pool (pool.reads_fold_major): a fold's lanes
         if out.bits != x.bits:
             raise HlsgenError(f"layer {layer.node}: max pooling must keep the code width")
-        pad = pad_word(int(p.pad_value), c, x.bits)
-        return Unit(layer.name, "hg_pool", _window(x, p.window, 1, pad), c * x.bits,
-                    (*common, Param("OB", out.bits)))
+        fold_major = pool.reads_fold_major(layer, x)
+        window = _window(x, p.window, x.folds if fold_major else 1, pad_word(int(p.pad_value), x.fold, x.bits),
+                         fold_major)
+        return Unit(layer.name, "hg_pool", window, x.data_bits, (Param("C", x.fold), Param("IB", x.bits),
+                    flag("IN_SIGNED", x.signed), Param("KK", kk), Param("OB", out.bits)))
+    common = [Param("C", c), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("KK", kk)]
     x_zp = per_channel(p.x_zp, c)
     mult, shift = per_channel(a["mult"], c), per_channel(a["shift"], c)
     mb = mult_bits(mult)

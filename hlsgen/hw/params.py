@@ -111,10 +111,22 @@ class RequantParams:
 
 @dataclass(frozen=True)
 class LutParams:
-    """arrays: table (one output code per input code from x_lo up)."""
+    """arrays: table (one output code per input code from x_lo up); read and written `fold` channels a
+    beat (the whole pixel where input and output pixels fit one beat)."""
 
     channels: int
     x_lo: int
+    fold: int
+
+    @property
+    def folds(self) -> int:
+        """Beats a pixel."""
+        return -(-self.channels // self.fold)
+
+    @property
+    def last_lanes(self) -> int:
+        """The channels of a pixel's last beat (its other lanes are padding, zero)."""
+        return self.channels - (self.folds - 1) * self.fold
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """An upsample whose pixel is wider than a stream beat may be (640 x 8-bit codes, 5,120 bits over
 WIDEST_BEAT's 4,096): it reads and writes WIDEST_BEAT // bits = 512 channels a beat, 2 beats a pixel
-(the last one zero-padded), a pixel's beats repeated together (hw/layers/resize.fold_of); its cycles
+(the last one zero-padded), a pixel's beats repeated together (hw/layers/common.widest_fold); its cycles
 are its output beats. conv 1x1 (8 -> 640) -> Resize x2 -> conv 1x1 (640 -> 4): C simulation and the
 Verilog (random stalls, cycles equal to the model) bit-exact, each with a negative control (a
 pixel's two beats swapped in the replayed rows)."""

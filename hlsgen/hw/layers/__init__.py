@@ -43,6 +43,12 @@ def lower_node(graph: Graph, n: Node, ins: list[Stream], hw: HwConfig, namer: Na
     return [f.with_cycles(int(cycles(f, ins[0], out))) for f in forms], out
 
 
+def reads_window_fold_major(layer: Layer, x: Stream) -> bool:
+    """The unit takes its window one fold of every tap at a time (common.fold_major_window): a
+    depthwise conv or a windowed max pool on pixels wider than WIDEST_BEAT."""
+    return mvu.reads_fold_major(layer, x) or pool.reads_fold_major(layer, x)
+
+
 def output_stream(graph: Graph, n: Node, src: Stream, namer: Namer) -> Stream:
     t = graph.tensor(n.outputs[0])
     assert t.qtype is not None

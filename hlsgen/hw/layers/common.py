@@ -14,6 +14,7 @@ import numpy as np
 from hlsgen.config.hw import HwConfig
 from hlsgen.devices.families import Family
 from hlsgen.errors import HlsgenError
+from hlsgen.hw.convert import WIDEST_BEAT
 from hlsgen.hw.cost import NONE, RequantShape, Resources, memory
 from hlsgen.hw.model import Kind, Layer, Stream, canonical_order
 from hlsgen.hw.params import LayerParams, Requant, Window
@@ -101,6 +102,17 @@ def whole_pixel_out(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
 def whole_pixel_in(layer: Layer, index: int, s: Stream) -> tuple[int, ...]:
     """The folds a unit can read on input `index` (stream `s`): here only whole pixels."""
     return (s.channels,)
+
+
+def widest_fold(x: Stream) -> int:
+    """Channels a beat for a unit of one fixed fold: the whole pixel, or, where a whole pixel is wider
+    than WIDEST_BEAT, as many channels as WIDEST_BEAT holds (the last beat of a pixel zero-padded)."""
+    return min(x.channels, max(1, WIDEST_BEAT // x.bits))
+
+
+def is_wide(x: Stream) -> bool:
+    """A whole pixel of `x` is wider than WIDEST_BEAT: it cannot be one beat."""
+    return x.channels * x.bits > WIDEST_BEAT
 
 
 def lane_folds(channels: int, lanes: int) -> tuple[int, ...]:

@@ -6,6 +6,12 @@ A global average pool whose pixel or per-pixel sums are wider than WIDEST_BEAT (
 1,280 channels) reads its input PE channels a beat instead (`reads_folded`): PE sums per beat, the
 ceil(C/PE) beats of a pixel consecutive, requantized on the last pixel's beats (HLS
 global_avgpool_folded, Verilog hg_gap); it writes PE channels a beat or, where that fits, whole pixels.
+A windowed max pool on such pixels reads and writes common.widest_fold channels a beat and takes its
+window one fold at a time (`reads_fold_major`, common.fold_major_window, as a wide depthwise conv
+does): the max of a fold's taps is that fold of the output pixel, so its units are the whole-pixel
+ones on a fold's channels (HLS maxpool, Verilog hg_pool) and a frame takes `folds` times as long.
+A windowed average pool or a global max pool on such pixels is refused by the HLS backend (Vitis's
+4,096-bit limit); the Verilog takes it whole.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from hlsgen.hw.layers.common import (
     Lowered,
     array_mult_bits,
     int_arrays,
+    is_wide,
     lane_folds,
     lane_options,
     no_macs,
@@ -29,6 +36,7 @@ from hlsgen.hw.layers.common import (
     requant_of,
     whole_pixel_in,
     whole_pixel_out,
+    widest_fold,
     window_buffer,
     window_last_pixel,
     window_of,
@@ -63,7 +71,8 @@ def cycles(layer: Layer, x: Stream, out: Stream) -> int:
     output pixel (over PE lanes) overlaps the next one's window."""
     taps = window(layer).taps
     if layer.kind == Kind.MAXPOOL:
-        return max(x.pixels, out.pixels * taps)
+        folds = math.ceil(x.channels / widest_fold(x)) if reads_fold_major(layer, x) else 1
+        return max(x.pixels, out.pixels * taps) * folds
     if reads_folded(layer, x):
         return x.pixels * math.ceil(x.channels / layer.pe)  # a beat of PE channels a cycle, requant overlapped
     return max(x.pixels, out.pixels * max(taps, math.ceil(out.channels / layer.pe)))
@@ -84,13 +93,25 @@ def reads_folded(layer: Layer, x: Stream) -> bool:
     return x.channels * max(x.bits, sum_bits(layer, x)) > WIDEST_BEAT
 
 
+def reads_fold_major(layer: Layer, x: Stream) -> bool:
+    """A windowed max pool on pixels wider than WIDEST_BEAT: common.widest_fold channels a beat, its
+    window one fold at a time."""
+    return layer.kind == Kind.MAXPOOL and not is_global(layer) and is_wide(x)
+
+
 def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
-    """Whole pixels; a folded global average pool also PE channels a beat (one requant fold)."""
+    """Whole pixels; a folded global average pool also PE channels a beat (one requant fold); a
+    fold-major max pool the fold it reads."""
+    if reads_fold_major(layer, x):
+        return (widest_fold(x),)
     return lane_folds(out.channels, layer.pe) if reads_folded(layer, x) else whole_pixel_out(layer, x, out)
 
 
 def in_folds(layer: Layer, index: int, s: Stream) -> tuple[int, ...]:
-    """Whole pixels; a folded global average pool PE channels a beat."""
+    """Whole pixels; a folded global average pool PE channels a beat; a fold-major max pool
+    common.widest_fold channels a beat."""
+    if reads_fold_major(layer, s):
+        return (widest_fold(s),)
     return (min(layer.pe, s.channels),) if reads_folded(layer, s) else whole_pixel_in(layer, index, s)
 
 

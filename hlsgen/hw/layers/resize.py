@@ -6,7 +6,7 @@ a row buffer (in_w pixels), then replays the buffered row fh - 1 more times with
 output beat a cycle, so a frame takes its output beats, in_h·fh·in_w·fw·folds. Output pixel (i, j)
 is input pixel (i // fh, j // fw): it waits for that pixel and nothing after it. It reads and writes
 whole pixels, or, where a whole pixel is wider than WIDEST_BEAT, WIDEST_BEAT // bits channels a beat
-(`fold_of`), a pixel's beats repeated together; it reads and writes the same fold.
+(common.widest_fold), a pixel's beats repeated together; it reads and writes the same fold.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from hlsgen.devices.families import Family
-from hlsgen.hw.convert import WIDEST_BEAT
 from hlsgen.hw.cost import NONE, Resources
 from hlsgen.hw.layers.common import (
     Lowered,
@@ -23,6 +22,7 @@ from hlsgen.hw.layers.common import (
     no_requant,
     one_form,
     require_canonical,
+    widest_fold,
     window_buffer,
 )
 from hlsgen.hw.model import Kind, Layer, Stream
@@ -40,16 +40,11 @@ def params_of(layer: Layer) -> UpsampleParams:
     return layer.params
 
 
-def fold_of(x: Stream) -> int:
-    """Channels a beat: the whole pixel, or as many as WIDEST_BEAT holds."""
-    return min(x.channels, max(1, WIDEST_BEAT // x.bits))
-
-
 def lower(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> Lowered:
     require_canonical(graph, n, ins[0])
     fh, fw = (int(f) for f in n.attr("factors"))
     x = ins[0]
-    return Lowered(Kind.UPSAMPLE, UpsampleParams(x.height, x.width, x.channels, fh, fw, fold_of(x)), {})
+    return Lowered(Kind.UPSAMPLE, UpsampleParams(x.height, x.width, x.channels, fh, fw, widest_fold(x)), {})
 
 
 def cycles(layer: Layer, x: Stream, out: Stream) -> int:
@@ -58,7 +53,7 @@ def cycles(layer: Layer, x: Stream, out: Stream) -> int:
 
 
 def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
-    """The fold it reads (`fold_of`: whole pixels where they fit)."""
+    """The fold it reads (common.widest_fold: whole pixels where they fit)."""
     return (params_of(layer).fold,)
 
 

@@ -5,12 +5,14 @@
 // then y = clamp(ZP + round_shift(v, S[c]), LO, HI). Tables are [FOLD][PE] (per-tensor values
 // are repeated per channel; zero beyond CHANNELS).
 //   lut:      y[c] = T[x[c] - X_LO]      (an elementwise function tabulated over every input code;
-//             T is partitioned so that every channel lane reads it in the same cycle)
+//             T is partitioned so that every channel lane reads it in the same cycle). A pixel too
+//             wide for one beat is FOLDS beats of CHANNELS lanes; lanes LAST_C.. of its last beat are
+//             padding and stay zero.
 //
 // Config C: PIXELS, CHANNELS, PE, FOLD, IN_GROUP, OUT_GROUP, OUT_BITS, ZP, LO, HI, ROUNDING, MULT_BITS, mult_t, shift_t,
 //           out_beat_t; add: A_BITS, A_SIGNED, A_ZP, B_BITS, B_SIGNED, B_ZP, a_beat_t, b_beat_t;
 //           requant: IN_BITS, IN_SIGNED, X_ZP, HAS_MULT_NEG, MN_FOLD, in_beat_t;
-//           lut: IN_BITS, IN_SIGNED, X_LO, ENTRIES, table_t, in_beat_t.
+//           lut: IN_BITS, IN_SIGNED, X_LO, ENTRIES, FOLDS, LAST_C, table_t, in_beat_t.
 #ifndef HLSGEN_ELTWISE_H
 #define HLSGEN_ELTWISE_H
 
@@ -96,8 +98,9 @@ template <class C>
 void lut_layer(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out,
                const typename C::table_t T[C::ENTRIES]) {
 #pragma HLS ARRAY_PARTITION variable=T complete
-PIXEL:
-    for (int px = 0; px < C::PIXELS; px++) {
+    int f = 0;
+BEAT:
+    for (int i = 0; i < C::PIXELS * C::FOLDS; i++) {
 #pragma HLS PIPELINE II=1
         const typename C::in_beat_t x = in.read();
         typename C::out_beat_t y = 0;
@@ -105,9 +108,10 @@ PIXEL:
         for (int c = 0; c < C::CHANNELS; c++) {
 #pragma HLS UNROLL
             const ap_uint<C::IN_BITS + 1> idx = get_channel<C::IN_BITS, C::IN_SIGNED>(x, c) - C::X_LO;
-            set_channel<C::OUT_BITS>(y, c, T[idx]);
+            if (c < C::LAST_C || f != C::FOLDS - 1) set_channel<C::OUT_BITS>(y, c, T[idx]);
         }
         out.write(y);
+        step<C::FOLDS>(f);
     }
 }
 

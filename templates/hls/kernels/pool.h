@@ -14,6 +14,9 @@
 //             a global pool over 64 channels with PE = 1 is one requant unit.
 // Average pools divide by the kernel area (TAPS) through M; tables M, S are [FOLD][PE].
 //
+// A max pool on pixels too wide for one beat takes its window fold-major (sliding_window TAP_FOLDS):
+// TAP_FOLDS windows of TAPS beats per output pixel, CHANNELS (a fold's channels) lanes, one output beat
+// (that fold of the pixel) each.
 // global_avgpool_folded (below) reads a folded stream, PE channels a beat, for pools too wide for
 // whole-pixel beats.
 // Config C: OUT_PIXELS, TAPS, CHANNELS, IN_BITS, IN_SIGNED, OUT_BITS, in_beat_t, out_beat_t; average
@@ -55,7 +58,7 @@ TAP:
 
 template <class C>
 void maxpool(hls::stream<typename C::in_beat_t>& win, hls::stream<typename C::out_beat_t>& out) {
-    max_of_beats<C, C::TAPS, C::OUT_PIXELS>(win, out);
+    max_of_beats<C, C::TAPS, C::OUT_PIXELS * C::TAP_FOLDS>(win, out);
 }
 
 template <class C>
