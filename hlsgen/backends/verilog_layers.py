@@ -185,7 +185,7 @@ def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
     mem = f"{top}_{layer.name}_w.mem"
     window = _window(x, geo, nf, pad_word(int(p.pad_value or 0), x.fold, x.bits), reads_window_fold_major(layer, x))
     group = p.group if layer.kind == Kind.CONV else 1
-    pack = packs_pairs(layer, x)
+    pack = packs_pairs(layer, x, df.family)
     params = [Param("CIN", x.channels), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("COUT", cout),
               Param("PE", pe), Param("SIMD", simd), Param("NF", nf), Param("RQ", requant_units(layer, x)),
               Param("KK", kk), flag("DEPTHWISE", dw),

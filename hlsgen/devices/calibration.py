@@ -47,3 +47,16 @@ XC7 = Calibration(
     design_lut_factor=1.26,
     fifo_luts=10,
 )
+
+
+# ECP5: not fitted yet. The xc7 coefficients count LUT6s; a LUT4 holds a third to a half of one, so
+# the LUT figures are the xc7 fit times 2 (the carry chains, which dominate the arithmetic, are a
+# LUT4 pair per 2 bits on ECP5 and a LUT6 + CARRY4 per 4 bits on xc7). `benchmarks/resource_model.py
+# --fit` against synth_ecp5 replaces these (docs/hardware.md).
+ECP5 = Calibration(
+    fitted_on="xc7 (LUTs x 2 for LUT4)",
+    lut={k: 2 * v for k, v in XC7.lut.items()},
+    ff=dict(XC7.ff),
+    design_lut_factor=XC7.design_lut_factor,
+    fifo_luts=2 * XC7.fifo_luts,
+)

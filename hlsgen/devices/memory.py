@@ -33,3 +33,15 @@ XILINX = MemoryGeometry(
     rom_block_min=128,
     rom_lut_words=64,
 )
+
+
+# DP16KD (18 Kb: 16384x1 ... 512x36, pseudo dual port), counted as half a 36 Kb block like RAMB18;
+# TRELLIS_DPR16X4: 16 words x 4 bits in the 4 LUT4s of two RAM-mode slices' halves. synth_ecp5 maps
+# memories above ~64 words to DP16KD; one LUT4 holds 16 words of one bit as logic.
+ECP5 = MemoryGeometry(
+    bram18_shapes=((16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36)),
+    lutram_cells=(LutRam(16, 4, 4),),
+    lutram_max_depth=64,
+    rom_block_min=128,
+    rom_lut_words=16,
+)

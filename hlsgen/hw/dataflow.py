@@ -71,7 +71,7 @@ def build_dataflow(graph: Graph, hw: HwConfig) -> Dataflow:
     ports = (port_format(first, hw.io_bits), tuple(port_format(o, hw.io_bits) for o in outs))
     layers, by_name, first, outs = fold_streams(layers, by_name, *ports, namer)
     depths = fifo_depths(list(layers), by_name)  # margins follow the chosen cycles (hw/fifo.margin)
-    return Dataflow(graph.name, hw.top, first, outs, by_name, layers, depths, folding)
+    return Dataflow(graph.name, hw.top, first, outs, by_name, layers, depths, folding, family_of(hw.part))
 
 
 def fold(options: list[list[Layer]], by_name: dict[str, Stream], depths: dict[tuple[str, str], int], floor: int,

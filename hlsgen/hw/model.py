@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hlsgen.devices.families import DEFAULT_FAMILY, Family
 from hlsgen.hw.params import LayerParams
 
 if TYPE_CHECKING:
@@ -131,6 +132,7 @@ class Dataflow:
     layers: tuple[Layer, ...]
     fifo_depth: Mapping[tuple[str, str], int]  # (stream, consumer layer) -> depth in beats
     folding: Folding | None = None  # how the layers' PE/SIMD were chosen (hlsgen/hw/fold.py)
+    family: Family = DEFAULT_FAMILY  # the FPGA family of hw.part: its multipliers decide hg_mvu's packing
 
     @property
     def cycles_per_frame(self) -> int:

