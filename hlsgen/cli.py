@@ -197,7 +197,8 @@ def _folding_line(hw: dict[str, Any]) -> str:
     f = hw["folding"]
     est, bud = f["estimate"], f["budget"]
     fit = "" if f["fits"] else " — does NOT fit the budget"
-    return (f"hardware: {hw['cycles_per_frame']:,} cycles/frame ({hw['frames_per_second']:,} frames/s) "
+    return (f"hardware: {hw['cycles_per_frame']:,} cycles/frame ({hw['frames_per_second']:,} frames/s at an assumed "
+            f"{1e3 / hw['clock_ns']:g} MHz) "
             f"on {hw['part']}; "
             f"estimated DSP {est['dsp']:,.0f}/{bud['dsp']:,.0f}, LUT {est['lut']:,.0f}/{bud['lut']:,.0f}, "
             f"BRAM36 {est['bram36']:,.1f}/{bud['bram36']:,.0f}{fit}")

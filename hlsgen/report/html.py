@@ -2,7 +2,8 @@
 
 Written by `hlsgen compile` (hlsgen.report.output, inside the folder that is swapped in atomically) and
 rewritten by `refresh(OUT)` when later results land in OUT: OUT/csim/result.json, OUT/rtlsim/*/result.json,
-OUT/synth/utilization.json, OUT/compare.json (`hlsgen compare ... --json OUT/compare.json`). Everything
+OUT/synth/utilization.json, OUT/pnr/result.json (its Fmax then sets the frame rate and latency shown),
+OUT/compare.json (`hlsgen compare ... --json OUT/compare.json`). Everything
 it shows is read from report.json and those files, so `python -m hlsgen.report.html OUT` rebuilds it.
 
 Sections: the dataflow graph (drawn here as SVG), per-layer cost bars, quantization histograms,
@@ -70,7 +71,7 @@ def refresh_or_warn(out_dir: str | Path) -> None:
 
 def render(out: Path, r: dict[str, Any]) -> str:
     results = Results.read(Path(out))
-    sections = [_summary(r), _dataflow(r), _costs(r, results), _quantization(r), _errors(r, results),
+    sections = [_summary(r, results), _dataflow(r), _costs(r, results), _quantization(r), _errors(r, results),
                 _runs(results), _tables(r, results), _files(Path(out))]
     title = f"hlsgen report: {_e(shown(r['model']['name']))}"
     nav = " ".join(f'<a href="#{k}">{v}</a>' for k, v in NAV)
@@ -91,8 +92,16 @@ class Results:
     """What later commands wrote into OUT (each None when absent or unreadable)."""
 
     def __init__(self, csim: dict[str, Any] | None, rtlsim: dict[str, tuple[dict[str, Any], str]],
-                 synth: dict[str, Any] | None, synth_md: str | None, compare: dict[str, Any] | None) -> None:
+                 synth: dict[str, Any] | None, synth_md: str | None, compare: dict[str, Any] | None,
+                 pnr: dict[str, Any] | None = None, pnr_md: str | None = None) -> None:
         self.csim, self.rtlsim, self.synth, self.synth_md, self.compare = csim, rtlsim, synth, synth_md, compare
+        self.pnr, self.pnr_md = pnr, pnr_md
+
+    @property
+    def fmax_mhz(self) -> float | None:
+        """The clock nextpnr measured (OUT/pnr/result.json), if `hlsgen pnr` ran."""
+        f = self.pnr.get("fmax_mhz") if isinstance(self.pnr, dict) else None
+        return float(f) if isinstance(f, int | float) and f > 0 else None
 
     @classmethod
     def read(cls, out: Path) -> Results:
@@ -101,9 +110,10 @@ class Results:
             data = _json(f)
             if isinstance(data, dict) and data:
                 rtlsim[f.parent.name] = (data, _mtime(f))
-        md = out / "synth" / "utilization.md"
+        md, pnr_md = out / "synth" / "utilization.md", out / "pnr" / "pnr.md"
         return cls(_json(out / "csim" / "result.json"), rtlsim, _json(out / "synth" / "utilization.json"),
-                   md.read_text(errors="replace") if md.is_file() else None, _json(out / "compare.json"))
+                   md.read_text(errors="replace") if md.is_file() else None, _json(out / "compare.json"),
+                   _json(out / "pnr" / "result.json"), pnr_md.read_text(errors="replace") if pnr_md.is_file() else None)
 
 
 def _json(path: Path) -> Any:
@@ -119,7 +129,7 @@ def _mtime(path: Path) -> str:
 
 
 # ---- summary ---------------------------------------------------------------------------------------------
-def _summary(r: dict[str, Any]) -> str:
+def _summary(r: dict[str, Any], res: Results) -> str:
     m, t, hw = r["model"], r["totals"], r.get("hardware")
     lines = [f"Source <code>{_e(shown(str(m['source'])))}</code> ({_e(m['format'])}), input "
              f"<code>{_e(shown(m['input']['name']))}</code> {_e(m['input']['shape'])}; {t['layers']} hardware layers, "
@@ -127,10 +137,21 @@ def _summary(r: dict[str, Any]) -> str:
     if hw:
         flow = (hw.get("dataflow") or {}).get("layers", [])
         slowest = next((lay["node"] for lay in flow if lay["name"] == hw["bottleneck"]), hw["bottleneck"])
-        lines.append(f"{hw['cycles_per_frame']:,} cycles per frame ({hw['frames_per_second']:,} frames/s at "
-                     f"{1e3 / hw['clock_ns']:g} MHz) on <code>{_e(hw['part'])}</code>; slowest layer "
-                     f"<code>{_e(shown(slowest))}</code>.")
+        lines.append(f"{hw['cycles_per_frame']:,} cycles per frame ({_rate(hw, res)}) on "
+                     f"<code>{_e(hw['part'])}</code>; slowest layer <code>{_e(shown(slowest))}</code>.")
     return "<p>" + "<br>\n".join(lines) + "</p>"
+
+
+def _rate(hw: dict[str, Any], res: Results) -> str:
+    """Frames/s and the latency of a frame at the clock nextpnr measured, else at the assumed one."""
+    cycles = hw["cycles_per_frame"]
+    fmax = res.fmax_mhz
+    if fmax is not None and isinstance(res.pnr, dict):
+        return (f"{fmax * 1e6 / cycles:,.1f} frames/s, {cycles / fmax:,.2f} µs a frame at {fmax:.1f} MHz, "
+                f"the Fmax nextpnr measured on {_e(res.pnr.get('part', ''))}")
+    mhz = 1e3 / hw["clock_ns"]
+    return (f"{hw['frames_per_second']:,} frames/s, {cycles / mhz:,.2f} µs a frame at an assumed {mhz:g} MHz; "
+            "<code>hlsgen pnr OUT</code> measures one")
 
 
 # ---- dataflow graph (hand-drawn SVG) ---------------------------------------------------------------------
@@ -428,6 +449,7 @@ def _runs(res: Results) -> str:
         out.append("<tr><td>rtlsim</td><td></td><td class=muted>not run: <code>hlsgen rtlsim OUT</code></td></tr>")
     out.append("</table>")
     out.append(_synth_summary(res.synth))
+    out.append(_pnr_summary(res.pnr))
     return "\n".join(out)
 
 
@@ -457,12 +479,25 @@ def _synth_summary(u: dict[str, Any] | None) -> str:
     return f"<p>Synthesis (Yosys {_e(u.get('yosys', ''))}, {_e(u.get('part', ''))}): {items}.{over}</p>"
 
 
+def _pnr_summary(p: dict[str, Any] | None) -> str:
+    if not isinstance(p, dict) or "fmax_mhz" not in p:
+        return "<p class=muted>Place and route: not run (<code>hlsgen pnr OUT</code>, Lattice ECP5).</p>"
+    fmax = p.get("fmax_mhz")
+    shown_fmax = f"{fmax:.1f} MHz" if isinstance(fmax, int | float) else "no clocked path"
+    verdict = _verdict(bool(p.get("met")))
+    return (f"<p>Place and route (nextpnr-ecp5, {_e(p.get('part', ''))}, out of context): Fmax {_e(shown_fmax)} "
+            f"against {_e(p.get('target_mhz'))} MHz {verdict}.</p>")
+
+
 # ---- tables of report.md, links --------------------------------------------------------------------------
 def _tables(r: dict[str, Any], res: Results) -> str:
     md = "\n".join(line for line in render_markdown(r).splitlines() if not line.startswith("# "))  # the title
     parts = ['<h2 id="tables">Tables (report.md)</h2>', markdown_html(md, level=1)]
     if res.synth_md:
         parts += ["<h3>Synthesis (synth/utilization.md)</h3>", markdown_html(res.synth_md, level=2)]
+    if res.pnr_md:
+        body = "\n".join(line for line in res.pnr_md.splitlines() if not line.startswith("# "))
+        parts += ["<h3>Place and route (pnr/pnr.md)</h3>", markdown_html(body, level=2)]
     return "\n".join(parts)
 
 

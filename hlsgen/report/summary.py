@@ -349,7 +349,8 @@ def _hardware_md(r: dict[str, Any]) -> list[str]:
     f = hw.get("folding") or {}
     lines = ["", "## Hardware (cycle model and resource estimate)", "",
              f"Steady state {hw['cycles_per_frame']:,} cycles per frame (slowest layer `{_md(hw['bottleneck'])}`), "
-             f"{hw['frames_per_second']:,} frames/s at {1e3 / hw['clock_ns']:g} MHz; "
+             f"{hw['frames_per_second']:,} frames/s at an assumed {1e3 / hw['clock_ns']:g} MHz (`hlsgen pnr` "
+             "measures a clock on ECP5; report.html then uses it); "
              f"{hw['multipliers']} multipliers would need {hw['mac_bound_cycles']:,} cycles at 100% use."]
     ports = hw.get("ports")
     if ports:

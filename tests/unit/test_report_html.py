@@ -208,6 +208,32 @@ def _fake_synth(out: Path, r: dict[str, object]) -> None:
     (out / "synth" / "utilization.md").write_text(render_table(u) + "\n")
 
 
+def test_a_measured_clock_replaces_the_assumed_one(outs: tuple[Path, Path], tmp_path: Path) -> None:
+    """After `hlsgen pnr`, the summary's frame rate and latency are at nextpnr's Fmax, not hw.hls.clock_ns."""
+    import shutil
+
+    from hlsgen.devices.parts import pnr_target
+    from hlsgen.tools.pnr import render_table, result_of
+
+    out = tmp_path / "out"
+    shutil.copytree(outs[1], out)
+    cpf = json.loads((out / "report.json").read_text())["hardware"]["cycles_per_frame"]
+    text = (out / NAME).read_text()
+    assert "a frame at an assumed 100 MHz" in text and "Place and route: not run" in text
+    report = {"fmax": {"ap_clk": {"achieved": 52.5, "constraint": 125.0}},
+              "utilization": {"MULT18X18D": {"used": 3, "available": 156}}, "critical_paths": []}
+    result = result_of(report, "hlsgen_top", "LFE5U-85F-6BG381C", pnr_target("LFE5U-85F-6BG381C"), 125.0, 1,
+                       ("Yosys 0.0", "nextpnr 0.0"), 1.0, False)
+    (out / "pnr").mkdir()
+    (out / "pnr" / "result.json").write_text(json.dumps(result))
+    (out / "pnr" / "pnr.md").write_text(render_table(result))
+    refresh(out)
+    text = (out / NAME).read_text()
+    assert f"{52.5e6 / cpf:,.1f} frames/s, {cpf / 52.5:,.2f} µs a frame at 52.5 MHz, the Fmax nextpnr" in text
+    assert "a frame at an assumed" not in text and "Fmax 52.5 MHz against 125.0 MHz" in text
+    assert '<td>MULT18X18D</td><td class="n">3</td>' in text  # pnr.md's table
+
+
 def test_rebuild_command_in_a_fresh_process(outs: tuple[Path, Path], tmp_path: Path) -> None:
     """`python -m hlsgen.report.html OUT` (and so rtlsim's refresh, which imports it first) rebuilds the page."""
     import shutil
