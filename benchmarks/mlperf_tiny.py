@@ -7,6 +7,9 @@ settings (no config file, no `hw` section: the part and folding are hlsgen's def
   cycle model   report.json `hardware`: cycles per frame, multipliers (sum of PE*SIMD), MAC bound
   synth         `hlsgen synth OUT` (Yosys): DSP, LUT, FF, BRAM36 -- 'not available' when this hlsgen
                 has no synth command
+  pnr           with --part naming a Lattice ECP5 part (compiled for it, so folded to its budget) or
+                --pnr: `hlsgen pnr OUT` (synth_ecp5 + nextpnr-ecp5, out of context): the measured Fmax,
+                the microseconds per frame at that clock, the critical path by layer
 and prints one table with the published ResNet-8 anchors and the targets of issue 8:
   ms/frame      cycles per frame at 100 MHz (the frame interval; the anchors are per-inference figures)
   MAC bound     MACs / multipliers: the cycles per frame with every multiplier busy every cycle
@@ -15,7 +18,8 @@ Anchors: hls4ml MLPerf Tiny ResNet-8 on PYNQ-Z2 (XC7Z020, 100 MHz) 7.64 ms; fpga
 525 DSPs at 187 MHz; the physical limit at 100 MHz on 220 DSPs with 2 MACs/DSP/cycle (12.5 M / 440).
 Writes the table as JSON to OUT/mlperf_tiny.json.
 Run: make bench-mlperf   (or .venv/bin/python benchmarks/mlperf_tiny.py [--only resnet8] [--skip-synth]
-     [--skip-rtlsim] [--out build/mlperf_tiny]); the Verilator builds take minutes (cached afterwards).
+     [--skip-rtlsim] [--part LFE5U-85F-6BG381C] [--pnr] [--out build/mlperf_tiny]); the Verilator builds take
+     minutes (cached afterwards), an ECP5 place and route of ResNet-8 about 15 minutes.
 """
 
 from __future__ import annotations
@@ -153,12 +157,33 @@ def rtlsim(out: Path, logs: Path) -> dict[str, Any]:
     return res
 
 
-def measure(name: str, models_dir: Path, out_root: Path, do_rtlsim: bool, do_synth: bool | None) -> dict[str, Any]:
+def pnr(out: Path, logs: Path) -> dict[str, Any]:
+    """`hlsgen pnr OUT`: OUT/pnr/result.json's Fmax, utilization and critical path."""
+    rc, text, secs = run([*hlsgen_cmd(), "pnr", str(out)], logs / "pnr.log")
+    res: dict[str, Any] = {"status": "ok" if rc == 0 else f"exit {rc}", "seconds": round(secs, 1),
+                           "log": str(logs / "pnr.log")}
+    result = out / "pnr" / "result.json"
+    if rc == 0 and result.exists():
+        r = json.loads(result.read_text())
+        cp = r.get("critical_path") or {}
+        res.update(part=r["part"], fmax_mhz=r["fmax_mhz"], target_mhz=r["target_mhz"], utilization=r["utilization"],
+                   critical_ns=cp.get("delay_ns"), critical_from=cp.get("from"), critical_to=cp.get("to"))
+    else:
+        res["error"] = (text.strip().splitlines() or [""])[-1][:300]
+    return res
+
+
+def measure(name: str, models_dir: Path, out_root: Path, do_rtlsim: bool, do_synth: bool | None,
+            part: str | None = None, do_pnr: bool = False) -> dict[str, Any]:
     model_path, _ = MODELS[name](models_dir)
     out, logs = out_root / name, out_root / "logs" / name
     logs.mkdir(parents=True, exist_ok=True)
     row: dict[str, Any] = {"model": name, "onnx": str(model_path), "params": params_of(model_path)}
     cmd = [*hlsgen_cmd(), "compile", str(model_path), "--calib", str(calib_path(model_path)), "-o", str(out)]
+    if part:  # fold to that part's budget: the only setting that is not hlsgen's default
+        config = out_root / "part.yaml"
+        config.write_text(f"hw:\n  part: {part}\n")
+        cmd += ["-c", str(config)]
     rc, text, secs = run(cmd, logs / "compile.log")
     row["compile"] = {"status": "ok" if rc == 0 else f"exit {rc}", "seconds": round(secs, 1)}
     if rc != 0:
@@ -183,6 +208,10 @@ def measure(name: str, models_dir: Path, out_root: Path, do_rtlsim: bool, do_syn
         print(f"{name}: synth {row['synth']['status']} in {row['synth']['seconds']:.0f} s", flush=True)
     elif do_synth is None:
         row["synth"] = {"status": "not available (this hlsgen has no `synth` command)"}
+    if do_pnr:
+        row["pnr"] = pnr(out, logs)
+        p = row["pnr"]
+        print(f"{name}: pnr {p['status']} in {p['seconds']:.0f} s: Fmax {p.get('fmax_mhz', 'n/a')} MHz", flush=True)
     return row
 
 
@@ -257,6 +286,9 @@ def derived(row: dict[str, Any]) -> dict[str, Any]:
         "target_cycles": target,
         "cycles_source": "rtlsim" if cpf is not None else "cycle model" if cycles else None,
     }
+    fmax = row.get("pnr", {}).get("fmax_mhz")
+    d["fmax_mhz"] = fmax
+    d["us_per_frame_at_fmax"] = cycles / fmax if cycles and fmax else None
     d["over_mac_bound"] = cycles / d["mac_bound"] if cycles and d["mac_bound"] else None
     d["mac_per_mult_cycle"] = macs / (cycles * mult) if cycles and mult and macs else None
     d["mac_per_dsp_cycle"] = macs / (cycles * dsp) if cycles and dsp and macs else None
@@ -296,6 +328,7 @@ ROWS = [  # (label, key, digits)
     ("MACs per DSP per cycle", "mac_per_dsp_cycle", 3),
     ("Yosys LUT (target <= 42,560)", "lut", 0), ("Yosys FF", "ff", 0), ("Yosys BRAM36 (target <= 140)", "bram36", 1),
     ("  meets DSP/LUT/BRAM targets", "meets_res", None),
+    ("Fmax MHz (nextpnr-ecp5, --part/--pnr)", "fmax_mhz", 1), ("us/frame at that Fmax", "us_per_frame_at_fmax", 1),
 ]
 
 
@@ -347,7 +380,7 @@ def merge(files: list[Path]) -> tuple[list[dict[str, Any]], str]:
     for run_ in runs:
         for r in run_["models"]:
             into = rows.setdefault(r["model"], dict(r))
-            for step in ("rtlsim", "synth"):
+            for step in ("rtlsim", "synth", "pnr"):
                 have = into.get(step, {}).get("status", "")
                 if step in r and (not have or have.startswith("not available")):
                     into[step] = r[step]
@@ -361,6 +394,8 @@ def main() -> None:
     ap.add_argument("--skip-synth", action="store_true")
     ap.add_argument("--skip-rtlsim", action="store_true")
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "mlperf_tiny")
+    ap.add_argument("--part", help="compile for this part (its budget); an ECP5 part also runs `hlsgen pnr`")
+    ap.add_argument("--pnr", action="store_true", help="run `hlsgen pnr` (ECP5 place and route) on each model")
     ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
                     help="measure nothing: print and write (to OUT) the table of earlier runs' mlperf_tiny.json "
                          "files, e.g. an rtlsim run and a synth run made in parallel (later files fill gaps)")
@@ -377,7 +412,9 @@ def main() -> None:
         if do_synth is None:
             print("synth: not available (this hlsgen has no `synth` command); resource rows left empty", flush=True)
         names = [n for n in MODELS if not args.only or n in args.only]
-        rows = [measure(n, out_root / "models", out_root, not args.skip_rtlsim, do_synth) for n in names]
+        do_pnr = args.pnr or bool(args.part and args.part.lower().startswith("lfe5"))
+        rows = [measure(n, out_root / "models", out_root, not args.skip_rtlsim, do_synth, args.part, do_pnr)
+                for n in names]
     columns = [(r["model"], derived(r)) for r in rows] + anchor_columns()
     table = render(columns)
     print()
@@ -389,7 +426,12 @@ def main() -> None:
     for r in rows:
         if not r["compile"]["status"].startswith("ok"):
             print(f"{r['model']}: compile {r['compile']['status']}: {r['compile']['error']}")
-        for step in ("rtlsim", "synth"):
+        if r.get("pnr", {}).get("critical_ns"):
+            p = r["pnr"]
+            print(f"{r['model']}: critical path {p['critical_ns']:.2f} ns from {p['critical_from']['layer']} "
+                  f"({p['critical_from']['unit']}: {p['critical_from']['signal']}) to {p['critical_to']['layer']} "
+                  f"({p['critical_to']['unit']}: {p['critical_to']['signal']})")
+        for step in ("rtlsim", "synth", "pnr"):
             s = r.get(step)
             if s and not s["status"].startswith("not available") and (s["status"] != "ok" or s.get("bit_exact") is False
                                                                      or s.get("failed_runs")):

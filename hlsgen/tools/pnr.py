@@ -286,6 +286,8 @@ def critical_path(report: dict[str, Any], top: str) -> dict[str, Any] | None:
     cells = [s["to"]["cell"] for s in steps if s.get("type") == "logic"]
     through: list[str] = []
     for c in cells:
+        if c.startswith("$nextpnr"):  # cells nextpnr made itself (a carry chain split): no RTL name
+            continue
         u = unit_of(c, top)
         name = f"{u['layer']}:{u['signal']}"
         if name not in through:
