@@ -338,7 +338,7 @@ def cmd_pnr(args: argparse.Namespace) -> int:
               f"{Path(args.out) / 'pnr' / result['board']}/; load it with: openFPGALoader --board {result['board']} "
               f"{Path(args.out) / 'pnr' / BIT}")
         return 0
-    result = pnr(args.out, freq=args.freq or DEFAULT_FREQ, **common)
+    result = pnr(args.out, freq=DEFAULT_FREQ if args.freq is None else args.freq, **common)
     _refresh_report(args.out)
     print(render_table(result))
     print(f"wrote {Path(args.out) / 'pnr'}: result.json, pnr.md, logs/")
