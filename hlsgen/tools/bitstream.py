@@ -66,6 +66,8 @@ def bitstream(out_dir: str | Path, board_name: str, part: str | None = None, fre
     OUT/pnr/<board>/result.json)."""
     out = Path(out_dir).resolve()
     require_hlsgen_output(out, "give the -o folder of `hlsgen compile`")
+    if freq is not None and not 1.0 <= freq <= 400.0:
+        raise HlsgenError(f"--freq {freq:g}: give the PLL's clock in MHz (1..400)")
     board = find_board(board_name)
     part_name = part or board.part
     target = pnr_target(part_name)
