@@ -135,7 +135,8 @@ def check_fits(stat: dict[str, Any], top: str, target: PnrTarget) -> None:
         if used[key] > available:
             raise HlsgenError(f"{top} does not fit {part.device.upper()}: synth_ecp5 made {int(used[key]):,} {name}, "
                               f"the part has {int(available):,} (compile with hw.part set to this part to fold "
-                              f"the design to its budget)")
+                              f"the design to its budget; if it was, the resource model fell short: ask for a "
+                              f"slower design with hw.target_fps)")
 
 
 def place_and_route(design: Design, yosys: str, nextpnr: str, args: list[str], work: Path, target: PnrTarget) -> None:
