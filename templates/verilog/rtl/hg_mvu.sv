@@ -293,6 +293,14 @@ module hg_mvu #(
         end
     end
 
+    // v * QF as shift-adds of the constant (g_shared's nf3 * QF): ECP5 synthesis maps any variable
+    // product to a MULT18X18D (one per layer whose PE / RQ is not a power of two), and it was the head
+    // of the critical path into the requant units
+    function int mul_qf(input int v);
+        mul_qf = 0;
+        for (int b = 0; b < 31; b++) if (((QF >> b) & 1) != 0) mul_qf = mul_qf + (v <<< b);
+    endfunction
+
     // the requant units' input: the group's accumulators at once (RQ = PE), or handed off to `hold`
     // and shifted out RQ a cycle (the next v3 comes KK*SF >= QF enabled cycles later)
     if (QF == 1) begin : g_direct
@@ -303,7 +311,9 @@ module hg_mvu #(
         end
     end else begin : g_shared
         logic signed [AB-1:0] hold [0:PE-1];
-        logic [NB-1:0] hnf;
+        /* verilator lint_off UNUSEDSIGNAL */
+        int hbase;  // nf3 * QF, registered (bits above NQB are zero)
+        /* verilator lint_on UNUSEDSIGNAL */
         logic [QB-1:0] hq;
         logic hv;
         always_ff @(posedge clk) begin
@@ -312,7 +322,7 @@ module hg_mvu #(
                 if (v3) begin
                     hv <= 1'b1;
                     hq <= '0;
-                    hnf <= nf3;
+                    hbase <= mul_qf({{(32 - NB){1'b0}}, nf3});
                 end else if (hv) begin
                     hv <= hq != LQF[QB-1:0];
                     hq <= hq + 1'b1;
@@ -328,7 +338,7 @@ module hg_mvu #(
         /* verilator lint_on UNUSEDSIGNAL */
         always_comb begin
             vq = hv;
-            hidx = {{(32 - NB){1'b0}}, hnf} * QF + {{(32 - QB){1'b0}}, hq};
+            hidx = hbase + {{(32 - QB){1'b0}}, hq};
             nfq = hidx[NQB-1:0];
             for (int r = 0; r < RQ; r++) xq[r] = hold[r];
         end
