@@ -115,7 +115,7 @@ def test_the_old_pair_rule_is_caught(designs: dict[str, Path], tmp_path: Path, m
     """Negative control: the resource model's former rule (pairs for every non-depthwise 8-bit layer)."""
     built = verilog_mac_slices(designs["w8a8"], tmp_path)
     assert built["g2"] == 4 * 2  # PE x SIMD products, unpaired: the lanes of a grouped conv read different inputs
-    monkeypatch.setattr(mvu, "packs_pairs", lambda layer, x: layer.kind != "dwconv")
+    monkeypatch.setattr(mvu, "packs_pairs", lambda layer, x, family: layer.kind != "dwconv")
     wrong = model_mac_slices("w8a8", designs["w8a8"].parent)
     assert wrong["g2"] == 4 != built["g2"] and {k: v for k, v in wrong.items() if k != "g2"} == {
         k: v for k, v in built.items() if k != "g2"}
