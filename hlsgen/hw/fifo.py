@@ -13,7 +13,8 @@ from hlsgen.hw.model import Layer, Stream
 FIFO_MARGIN = 2  # full throughput: a push and a pop in the same cycle
 SLICE_DEPTH = 1  # a register slice (hg_fifo DEPTH 1): one beat every other cycle, no memory
 STAGE_LATENCY = 4  # cycles a beat spends in one layer of a branch beyond its data dependencies (FIFO, registers)
-UNIT_LATENCY = 12  # cycles a unit's pipeline adds to a pixel in the timed lead model (hg_mvu's, the deepest)
+UNIT_LATENCY = 15  # cycles a unit's pipeline adds to a pixel in the timed lead model (hg_mvu's, the deepest; 12
+# before hg_requant went from 2 to 5 stages)
 
 
 def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tuple[str, str], int]:

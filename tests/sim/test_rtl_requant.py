@@ -15,6 +15,7 @@ the single-rounding form and with step 1 unclamped.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import cocotb
@@ -26,6 +27,10 @@ from hlsgen import numerics
 
 HERE = Path(__file__).resolve().parent
 ZP, LO, HI = 3, -100, 90
+RQ_SV = HERE.parents[1] / "templates" / "verilog" / "rtl" / "hg_requant.sv"
+# hg_requant's register stages: y follows its operands by DEPTH cycles (and no fewer: the first DEPTH
+# outputs are not compared, every later one is, against the operands of DEPTH cycles before)
+DEPTH = int(re.search(r"localparam int DEPTH = (\d+);", RQ_SV.read_text()).group(1))
 
 
 def operand_table(n: int = 3000, seed: int = 5) -> np.ndarray:
@@ -61,12 +66,12 @@ async def requant_vectors(dut) -> None:  # noqa: ANN001 - cocotb handle
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     names = ("x", "m", "m_neg", "sx", "sm", "sh")
     got_even, got_up = [], []
-    for i in range(len(rows) + 2):  # two register stages
+    for i in range(len(rows) + DEPTH):  # DEPTH register stages
         if i < len(rows):
             for name, value in zip(names, rows[i], strict=True):
                 getattr(dut, name).value = int(value)
         await RisingEdge(dut.clk)
-        if i >= 2:
+        if i >= DEPTH:
             got_even.append(_signed8(int(dut.y_even.value)))
             got_up.append(_signed8(int(dut.y_up.value)))
     for rounding, got in (("half_even", got_even), ("half_up", got_up)):
@@ -84,7 +89,7 @@ def test_vectors_cover_ties_and_clamps() -> None:
 
 
 # ---- two-step epilogue (hg_mvu_lane) ----------------------------------------------------------------
-LATENCY = 4  # two hg_requant steps of 2 stages
+LATENCY = 2 * DEPTH  # two hg_requant steps
 # per channel: M1, S1, M, S, Mb, skip zp, B2 (as in rtl_two_step_tb.sv)
 CH = np.array([[3, 2, 5, 3, 2, -6, -9], [12345, 17, -7, 4, 3, 4, 100]], dtype=np.int64)
 MID = (-5, -128, 127)
@@ -176,6 +181,17 @@ def test_two_step_lane_matches_numerics(tmp_path: Path) -> None:
     from hlsgen.backends.render import TEMPLATES
 
     rtl = TEMPLATES / "verilog" / "rtl"
-    _run(tmp_path, [rtl / "hg_requant.sv", rtl / "hg_table.sv", rtl / "hg_mvu_lane.sv", HERE / "rtl_two_step_tb.sv"],
+    _run(tmp_path, [rtl / "hg_requant.sv", rtl / "hg_table.sv", rtl / "hg_delay.sv", rtl / "hg_mvu_lane.sv",
+                    HERE / "rtl_two_step_tb.sv"],
          "rtl_two_step_tb",
          "two_step_vectors")
+
+
+def test_callers_spell_the_requant_depth() -> None:
+    """Every module that instantiates hg_requant (or hg_mvu_lane) delays its side data by RQD = DEPTH."""
+    callers = [p for p in RQ_SV.parent.glob("*.sv")
+               if p.name not in (RQ_SV.name, "hg_sum_lanes.sv")  # its callers, hg_pool and hg_gap, delay
+               and re.search(r"^\s*hg_(requant|mvu_lane|sum_lanes) #\(", p.read_text(), re.M)]
+    assert {p.name for p in callers} >= {"hg_mvu_lane.sv", "hg_mvu.sv", "hg_eltwise.sv", "hg_pool.sv", "hg_gap.sv"}
+    for p in callers:
+        assert re.findall(r"localparam int RQD = (\d+);", p.read_text()) == [str(DEPTH)], p.name

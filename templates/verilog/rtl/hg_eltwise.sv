@@ -6,7 +6,7 @@
 // given once per channel; a lane reads its channel's parameters from a small ROM indexed by the fold.
 // The input beat is taken in its last fold. Folded streams (FI, FO < C channels a beat, multiples of
 // PE dividing NF*PE): an input beat serves FI/PE folds, an output beat collects FO/PE.
-// Pipeline: 2 requant stages -> output collector.
+// Pipeline: RQD = 5 requant stages (hg_requant's DEPTH) -> output collector.
 module hg_eltwise #(
     parameter int C = 4, parameter int PE = 4,
     parameter int AB = 8, parameter bit A_SIGNED = 1'b1,
@@ -37,8 +37,9 @@ module hg_eltwise #(
 );
     localparam int XA = AB + 2, XBW = BB + 2;
     localparam int NF = (C + PE - 1) / PE, NB = $clog2(NF + 1), LNF = NF - 1;
-    logic en, fire, last, v1, v2;
-    logic [NB-1:0] nf, nf1, nf2;
+    localparam int RQD = 5;  // hg_requant's DEPTH
+    logic en, fire, last, v_y;
+    logic [NB-1:0] nf, nf_y;
     logic [PE*OB-1:0] y2;
 
     assign en = !out_valid || out_ready;
@@ -56,15 +57,13 @@ module hg_eltwise #(
     assign b_ready = HAS_B && en && a_valid && beat_done;
 
     always_ff @(posedge clk) begin
-        if (!rst_n) begin
-            {v1, v2} <= '0;
-            nf <= '0;
-        end else if (en) begin
-            {v1, v2} <= {fire, v1};
-            if (fire) nf <= last ? '0 : nf + 1'b1;
-        end
-        if (en) {nf1, nf2} <= {nf, nf1};
+        if (!rst_n) nf <= '0;
+        else if (en && fire) nf <= last ? '0 : nf + 1'b1;
     end
+    // the valid bit and fold beside the lanes' data
+    hg_delay #(.W(1 + NB), .D(RQD), .RESET(1'b1)) u_v (
+        .clk(clk), .rst_n(rst_n), .en(en), .d({fire, nf}), .q({v_y, nf_y})
+    );
 
     for (genvar p = 0; p < PE; p++) begin : g_lane
         logic signed [MB-1:0] m, mn;
@@ -114,7 +113,7 @@ module hg_eltwise #(
     localparam int LASTW = FO < C ? (C - (NF - 1) * PE) * OB : PE * OB;  // folded: zeros beyond C
     hg_collect #(.GROUP(PE * OB), .NF(NF), .NB(NB), .OUTW(FO * OB), .BG(FO < C ? FO / PE : NF),
                  .LASTW(LASTW)) u_out (
-        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v2), .nf(nf2), .in_data(y2),
+        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v_y), .nf(nf_y), .in_data(y2),
         .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready)
     );
 endmodule

@@ -5,7 +5,7 @@
 // lanes of hg_requant, v = (s - X_OFF[c]) * mult[c] with X_OFF[c] = PIXELS*x_zp[c], and
 // hg_collect writes OBG folds a beat (1: PE channels a beat; NF: the whole pixel). One input beat a
 // cycle: PIXELS*NF cycles a frame (the cycle model). Pipeline: accumulate -> sums register ->
-// 2 requant stages -> collector, all stalled together while a full output beat waits.
+// RQD = 5 requant stages -> collector, all stalled together while a full output beat waits.
 module hg_gap #(
     parameter int C = 4, parameter int IB = 8, parameter bit IN_SIGNED = 1'b1, parameter int PIXELS = 4,
     parameter int PE = 4, parameter int OB = 8, parameter int MB = 16, parameter int SHB = 6,
@@ -29,9 +29,10 @@ module hg_gap #(
     localparam int AB = IB + 2 + $clog2(PIXELS + 1);  // a channel's sum over the frame, signed
     localparam int PB = $clog2(PIXELS + 1), LPX = PIXELS - 1;
     localparam int LASTW = OBG < NF ? (C - (NF - 1) * PE) * OB : PE * OB;
+    localparam int RQD = 5;  // hg_requant's DEPTH
 
-    logic en, fire, last_px, v1, v2, v3;
-    logic [NB-1:0] f, nf1, nf2, nf3;
+    logic en, fire, last_px, v_y;
+    logic [NB-1:0] f, nf1, nf_y;
     logic [PB-1:0] px;
     logic [PE*AB-1:0] acc [0:NF-1];
     logic [PE*AB-1:0] sums, s1;
@@ -59,16 +60,18 @@ module hg_gap #(
         if (!rst_n) begin
             f <= '0;
             px <= '0;
-            {v1, v2, v3} <= '0;
         end else begin
             if (fire) begin
                 f <= f == LNF[NB-1:0] ? '0 : f + 1'b1;
                 if (f == LNF[NB-1:0]) px <= last_px ? '0 : px + 1'b1;
             end
-            if (en) {v1, v2, v3} <= {fire && last_px, v1, v2};
         end
     end
-    always_ff @(posedge clk) if (en) {nf1, nf2, nf3} <= {f, nf1, nf2};
+    always_ff @(posedge clk) if (en) nf1 <= f;  // the fold of s1
+    // sums register -> RQD requant stages: the valid bit and fold beside the lanes' data
+    hg_delay #(.W(1 + NB), .D(1 + RQD), .RESET(1'b1)) u_v (
+        .clk(clk), .rst_n(rst_n), .en(en), .d({fire && last_px, f}), .q({v_y, nf_y})
+    );
 
     hg_sum_lanes #(
         .C(C), .PE(PE), .NF(NF), .NB(NB), .AB(AB), .OB(OB), .MB(MB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT),
@@ -76,7 +79,7 @@ module hg_gap #(
     ) u_lanes (.clk(clk), .en(en), .sums(s1), .nf(nf1), .y(y3));
 
     hg_collect #(.GROUP(PE * OB), .NF(NF), .NB(NB), .OUTW(OUTW), .BG(OBG), .LASTW(LASTW)) u_out (
-        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v3), .nf(nf3), .in_data(y3),
+        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v_y), .nf(nf_y), .in_data(y3),
         .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready)
     );
 endmodule

@@ -13,9 +13,10 @@
 // while the next group accumulates; unit r of sub-step q of group nf takes channel nf*PE + q*RQ + r =
 // (nf*QF + q)*RQ + r, so the units see a layer of NF*QF groups of RQ lanes (same parameter order).
 // A residual skip stream (HAS_SKIP) supplies one pixel per output pixel to the epilogue.
-// TWO_STEP: each lane first reproduces the model's intermediate quantizer (hg_mvu_lane), two more
-// stages (requant A1, B1) before requant A, B.
-// Pipeline: issue -> ROM/operands -> products -> accumulate -> requant A -> requant B -> output;
+// TWO_STEP: each lane first reproduces the model's intermediate quantizer (hg_mvu_lane), RQD more
+// stages before the last requant step.
+// Pipeline: issue -> ROM/operands -> products -> accumulate -> (RQ < PE: hold) -> requant (RQD = 5
+// stages of hg_requant, 2*RQD with TWO_STEP) -> output;
 // all stages advance together while the output register can move and the skip (if needed) is there.
 // PACK (dense conv / gemm, lanes of one step share their activation; chosen by verilog_layers.py):
 // lanes 2k and 2k+1 share one multiplier, A = w0 + w1*2^F (F = WB + IB bits per field) times the
@@ -89,17 +90,19 @@ module hg_mvu #(
     localparam logic [IB-1:0] XFLIP = (PACK && IN_SIGNED) ? {1'b1, {(IB-1){1'b0}}} : '0;
     localparam int QF = PE / RQ, NFQ = NF * QF;  // requant sub-steps per group; groups seen by the units
     localparam int QB = $clog2(QF + 1), NQB = $clog2(NFQ + 1), LQF = QF - 1, LNFQ = NFQ - 1;
+    localparam int RQD = 5;                      // hg_requant's DEPTH
+    localparam int LD = TWO_STEP ? 2 * RQD : RQD;  // the lanes' latency
 
 
     logic en, skip_stall, fire0;
     logic [SFB-1:0] sf;
     logic [TB-1:0] tap;
     logic [NB-1:0] nf, nf1, nf2, nf3;
-    logic [NQB-1:0] nfq, nf4, nf5, nf6, nf7, nf_out;  // the units' group index (nf*QF + sub-step)
+    logic [NQB-1:0] nfq, nf_out;  // the units' group index (nf*QF + sub-step)
     logic vq;                                           // the units take an input this cycle
     logic signed [AB-1:0] xq [0:RQ-1];                  // ... the accumulators they take
     logic [RAB-1:0] ra;
-    logic v1, v2, v3, v4, v5, v6, v7, v_out, first1, first2, last1, last2;
+    logic v1, v2, v3, v_out, first1, first2, last1, last2;
     // SHARED (dense conv / gemm): every PE lane of a step reads the same SIMD input channels, so the
     // operands are selected and registered once per SIMD lane; else one operand per (pe, s) lane
     localparam bit SHARED = !DEPTHWISE && GROUP == 1;
@@ -202,7 +205,6 @@ module hg_mvu #(
             for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) prod2[i] <= LUTMUL ? pm[i] : wl[i] * x1[SHARED ? i % SIMD : i];
             {first2, last2, nf2} <= {first1, last1, nf1};
             nf3 <= nf2;
-            {nf4, nf5, nf6, nf7} <= {nfq, nf4, nf5, nf6};
         end
     end
 
@@ -277,7 +279,7 @@ module hg_mvu #(
         if (!rst_n) begin
             {sf, tap, nf} <= '0;
             ra <= '0;
-            {v1, v2, v3, v4, v5, v6, v7} <= '0;
+            {v1, v2, v3} <= '0;
         end else if (en) begin
             if (fire0) begin
                 ra <= ra == LWORD[RAB-1:0] ? '0 : ra + 1'b1;
@@ -289,7 +291,6 @@ module hg_mvu #(
             end
             {v1, v2} <= {fire0, v1};
             v3 <= v2 && last2;
-            {v4, v5, v6, v7} <= {vq, v4, v5, v6};
         end
     end
 
@@ -344,7 +345,7 @@ module hg_mvu #(
         end
     end
 
-    // stages 4-5: requant units for channels nfq*RQ + r
+    // the requant units for channels nfq*RQ + r: LD stages
     for (genvar p = 0; p < RQ; p++) begin : g_lane
         hg_mvu_lane #(
             .AB(AB), .NF(NFQ), .PE(RQ), .LANE(p), .NB(NQB), .COUT(COUT), .OB(OB), .MB(MB), .SHB(SHB),
@@ -359,8 +360,10 @@ module hg_mvu #(
         );
     end
 
-    assign v_out = TWO_STEP ? v7 : v5;  // the lanes' latency: 2 stages, 4 with TWO_STEP
-    assign nf_out = TWO_STEP ? nf7 : nf5;
+    // the valid bit and group index beside the lanes' data
+    hg_delay #(.W(1 + NQB), .D(LD), .RESET(1'b1)) u_vq (
+        .clk(clk), .rst_n(rst_n), .en(en), .d({vq, nfq}), .q({v_out, nf_out})
+    );
     // a folded output (OBG < NFQ, NFQ = NF*PE/RQ groups): lanes beyond COUT are zeros, whole padding
     // groups of the last PE fold included
     localparam int REALW = OBG < NFQ ? COUT * OB : NFQ * RQ * OB;

@@ -1,12 +1,12 @@
 // hg_mvu_lane: the requant epilogue of PE lane LANE of hg_mvu: picks the per-channel parameters of
-// channel nf*PE + LANE, the skip code of that channel (minus its zero point), and runs hg_requant (2
-// stages, advancing with en). The lane's parameters are small ROMs indexed by the output fold nf
+// channel nf*PE + LANE, the skip code of that channel (minus its zero point), and runs hg_requant (RQD =
+// 5 stages, advancing with en). The lane's parameters are small ROMs indexed by the output fold nf
 // (hg_table; no run-time multiplied index into the wide vectors).
 // TWO_STEP (the model quantizes t between the layer and its fused ops, docs/numerics.md §8): a first
 // hg_requant reproduces that quantizer, t = clamp(MID_ZP + round_shift(acc * M1, S1), MID_LO, MID_HI)
-// (2 stages), then x = t - MID_ZP (MXB bits) goes through the second one with the skip term and the
-// bias B2 (POST_BIAS, HAS_PB): 4 stages in all. The channel index and the skip code are delayed by
-// the first step's 2 stages so that step 2 uses those of the same accumulator.
+// (RQD stages), then x = t - MID_ZP (MXB bits) goes through the second one with the skip term and the
+// bias B2 (POST_BIAS, HAS_PB): 2*RQD stages in all. The channel index and the skip code are
+// delayed by the first step's RQD stages (hg_delay) so that step 2 uses those of the same accumulator.
 module hg_mvu_lane #(
     parameter int AB = 24, parameter int NF = 1, parameter int PE = 1, parameter int LANE = 0,
     parameter int NB = 1, parameter int COUT = 1, parameter int OB = 8,
@@ -38,13 +38,14 @@ module hg_mvu_lane #(
     localparam int SXB = SKB + 2;
     localparam int XB2 = TWO_STEP ? MXB : AB;  // operand width of the (last) requant step
     localparam int CH = NF * PE;  // entries of every parameter vector
+    localparam int RQD = 5;  // hg_requant's DEPTH
 
-    logic [NB-1:0] nf_d1, nf_d2, nf2;
+    logic [NB-1:0] nf_d, nf2;
     logic signed [MB-1:0] m, m_neg;
     logic signed [SMB-1:0] sm;
     logic signed [PBB-1:0] pb;
     logic [SHB-1:0] sh;
-    logic signed [SXB-1:0] sx0, sx_d1, sx_d2, sx, code, zp;
+    logic signed [SXB-1:0] sx0, sx_d, sx, code, zp;
     logic [SKB:0] zp_t;
     logic signed [XB2-1:0] x2;
 
@@ -67,16 +68,14 @@ module hg_mvu_lane #(
     end
     assign sx0 = code - zp;
 
-    always_ff @(posedge clk) begin
-        if (en) begin
-            {nf_d1, nf_d2} <= {nf, nf_d1};
-            {sx_d1, sx_d2} <= {sx0, sx_d1};
-        end
-    end
+    // TWO_STEP: the channel and its skip code as the first step's output reaches the second
+    hg_delay #(.W(NB + SXB), .D(TWO_STEP ? RQD : 0)) u_side (
+        .clk(clk), .rst_n(1'b1), .en(en), .d({nf, sx0}), .q({nf_d, sx_d})
+    );
 
     // parameters of the last step, for the channel that reaches it
-    assign nf2 = TWO_STEP ? nf_d2 : nf;
-    assign sx = TWO_STEP ? sx_d2 : sx0;
+    assign nf2 = nf_d;
+    assign sx = sx_d;
     hg_table #(.N(NF), .W(MB), .IW(NB), .STRIDE(PE), .FIRST(LANE), .COUNT(CH), .VALUES(MULT))
         u_m (.idx(nf2), .value(m));
     hg_table #(.N(NF), .W(MB), .IW(NB), .STRIDE(PE), .FIRST(LANE), .COUNT(CH), .VALUES(MULT_NEG))

@@ -8,7 +8,8 @@
 // cycles, per-channel parameters from small ROMs indexed by the fold), while the next window
 // accumulates. The last tap of the next window waits until the drain issues its last fold, so a
 // window takes max(KK, NF) cycles.
-// Pipeline: accumulate -> (avg: held sums -> drain) -> 2 requant stages (max: 2 plain registers) -> output.
+// Pipeline: accumulate -> (avg: held sums -> drain) -> RQD = 5 requant stages (max: 2 plain registers)
+// -> output.
 module hg_pool #(
     parameter int C = 4, parameter int IB = 8, parameter bit IN_SIGNED = 1'b1,
     parameter int KK = 4, parameter bit IS_AVG = 1'b0, parameter int PE = 4,
@@ -30,8 +31,9 @@ module hg_pool #(
     localparam int AB = IB + 2 + $clog2(KK + 1);  // sum of KK taps, signed
     localparam int TB = $clog2(KK + 1), LKK = KK - 1;
     localparam int NF = IS_AVG ? (C + PE - 1) / PE : 1, NB = $clog2(NF + 1), LNF = NF - 1;
+    localparam int RQD = 5;  // hg_requant's DEPTH
 
-    logic en, fire, last_tap, v1, v2, v3;
+    logic en, fire, last_tap, v_y;
     logic [TB-1:0] tap;
     logic signed [AB-1:0] acc [0:C-1];
     logic [(IS_AVG ? PE : C)*OB-1:0] y3;
@@ -72,13 +74,12 @@ module hg_pool #(
         assign load = fire && last_tap;
         always_ff @(posedge clk) begin
             if (!rst_n) begin
-                {busy, v1, v2, v3} <= '0;
+                busy <= 1'b0;
                 nf <= '0;
             end else if (en) begin
                 if (busy) nf <= drain_last ? '0 : nf + 1'b1;
                 if (load) busy <= 1'b1;
                 else if (drain_last) busy <= 1'b0;
-                {v1, v2, v3} <= {busy, v1, v2};
             end
             if (en) begin
                 if (load) begin
@@ -86,9 +87,10 @@ module hg_pool #(
                 end else if (busy) held <= held >> (PE * AB);
             end
         end
-        logic [NB-1:0] nf1, nf2;
-        always_ff @(posedge clk) if (en) {nf1, nf2} <= {nf, nf1};
-        assign nf_y = nf2;  // issue (busy) -> requant A -> requant B: valid with v2
+        // issue (busy) -> RQD requant stages: the valid bit and fold beside the lanes' data
+        hg_delay #(.W(1 + NB), .D(RQD), .RESET(1'b1)) u_v (
+            .clk(clk), .rst_n(rst_n), .en(en), .d({busy, nf}), .q({v_y, nf_y})
+        );
 
         hg_sum_lanes #(
             .C(C), .PE(PE), .NF(NF), .NB(NB), .AB(AB), .OB(OB), .MB(MB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT),
@@ -97,10 +99,11 @@ module hg_pool #(
     end else begin : g_max
         assign in_ready = en;
         assign fire = in_valid && en;
+        logic v1, v2;
         assign nf_y = '0;
         always_ff @(posedge clk) begin
-            if (!rst_n) {v1, v2, v3} <= '0;
-            else if (en) {v1, v2, v3} <= {fire && last_tap, v1, v2};
+            if (!rst_n) {v1, v2, v_y} <= '0;
+            else if (en) {v1, v2, v_y} <= {fire && last_tap, v1, v2};
         end
         for (genvar c = 0; c < C; c++) begin : g_lane
             logic [OB-1:0] d2;
@@ -114,7 +117,7 @@ module hg_pool #(
     end
 
     hg_collect #(.GROUP((IS_AVG ? PE : C) * OB), .NF(NF), .NB(NB), .OUTW(C * OB)) u_out (
-        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(IS_AVG ? v2 : v3), .nf(nf_y), .in_data(y3),
+        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v_y), .nf(nf_y), .in_data(y3),
         .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready)
     );
 endmodule

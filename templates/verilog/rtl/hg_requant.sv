@@ -1,4 +1,4 @@
-// hg_requant: one lane of the requant epilogue (hlsgen/numerics.py, docs/numerics.md), 2 stages.
+// hg_requant: one lane of the requant epilogue (hlsgen/numerics.py, docs/numerics.md), DEPTH = 5 stages.
 //   v = x * (m_neg if HAS_NEG and x*m < 0 else m)  [+ sx * sm  if HAS_SKIP]  [+ b  if HAS_BIAS]
 //   y = clamp(ZP + round_shift(v, sh), LO, HI)
 // (b: the step-2 bias B2 of a two-step epilogue, already at the scale 2^sh of v.)
@@ -8,7 +8,16 @@
 // lie in MIN_SHIFT .. MAX_SHIFT, so the shifter only spans sh - MIN_SHIFT; rounding is one add,
 //   round_shift(v, s) = (v + 2^(s-1) - 1 + v[s]) >>> s   (ties to even; + 2^(s-1) for half up),
 // and the clamp compares q against LO - ZP and HI - ZP in just the bits q and the bounds need.
-// Stage registers advance when `en` is high; the caller keeps the matching valid bits.
+// Pipeline (timing-driven: every multiplier has registered operands and a registered product):
+//   1 operands: x, the selected multiplier mm (m_neg where x*m < 0), sx, sm, b, sh registered
+//   2 products: x*mm as two multiplies of at most 18 bits of x (x[16:0] unsigned and x >>> 17, so each
+//     is one 18x18 DSP when XB <= 35), sx*sm, and the rounding offset of sh, registered
+//   3 v = the products' sum + b
+//   4 u = v + 2^(sh-1) - 1 + v[sh] (half up: + 2^(sh-1)), its bits from MIN_SHIFT up
+//   5 q = u >>> sh, clamp, + ZP: y
+// Stage registers advance when `en` is high; y follows x (and m .. sh) by DEPTH enabled cycles. The
+// caller delays the matching valid bits, fold indices and skip codes by DEPTH (hg_delay); every caller
+// spells the depth as its localparam RQD = 5 (keep them equal to DEPTH below).
 module hg_requant #(
     parameter int XB = 20, parameter int MB = 16,
     parameter bit HAS_NEG = 1'b0,
@@ -47,51 +56,118 @@ module hg_requant #(
     localparam logic [KBX-1:0] LZX = {{(KBX - 31){LZV[31]}}, LZV[30:0]};
     localparam logic [KBX-1:0] HZX = {{(KBX - 31){HZV[31]}}, HZV[30:0]};
 
-    logic signed [P1-1:0] p1;
-    logic signed [P2-1:0] p2;
-    logic signed [MB-1:0] mm;
-    logic signed [VB-1:0] v_a;
-    logic signed [UB-1:0] rnd;
+    /* verilator lint_off UNUSEDPARAM */
+    localparam int DEPTH = 5;  // the callers' RQD
+    /* verilator lint_on UNUSEDPARAM */
+    // x*mm in two products: x = xh*2^LB + xl with xl = x[LB-1:0] unsigned (LB = 17: an 18-bit signed
+    // operand), xh = x >>> LB; one product when x fits 18 bits
+    localparam int LB = XB > 18 ? 17 : 0;
+    localparam int XHB = XB - LB;                   // bits of xh
+    localparam int PH = XHB + MB, PL = LB + 1 + MB;  // the two products
+
+    // stage 1: the operands
+    logic signed [MB-1:0] mm, mm_r;
+    logic signed [XB-1:0] x_r;
+    logic signed [SXB-1:0] sx_r;
+    logic signed [SMB-1:0] sm_r;
+    logic signed [BB-1:0] b_r, b_p;
+    logic [SHB-1:0] sh_r, sh_p, sh_a;
+    always_comb mm = (HAS_NEG && x != '0 && m != '0 && (x[XB-1] ^ m[MB-1])) ? m_neg : m;
+    always_ff @(posedge clk) begin
+        if (en) begin
+            x_r <= x;
+            mm_r <= mm;
+            sx_r <= sx;
+            sm_r <= sm;
+            b_r <= b;
+            sh_r <= sh;
+        end
+    end
+
+    // stage 2: the products and the rounding offset 2^(sh-1) - 1 (half up: 2^(sh-1))
+    logic signed [XHB-1:0] xh;
+    logic signed [PH-1:0] ph, ph_r;
+    logic signed [P2-1:0] p2, p2_r;
+    logic signed [UB-1:0] rnd, rnd_p, rnd_a;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [SHB-1:0] dsh;  // bits above DB are zero (sh <= MAX_SHIFT)
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [DB-1:0] dsh_p, dsh_a, dsh_u;
+    always_comb begin
+        xh = x_r[XB-1:LB];
+        ph = xh * mm_r;
+        p2 = '0;
+        if (HAS_SKIP) p2 = sx_r * sm_r;  // (a ternary with '0 would make the product unsigned)
+        dsh = sh_r - MIN_SHIFT[SHB-1:0];
+        rnd = '0;
+        for (int i = MIN_SHIFT > 1 ? MIN_SHIFT : 1; i <= MAX_SHIFT; i++) begin  // sh lies in MIN_SHIFT .. MAX_SHIFT
+            if ({{(32 - SHB){1'b0}}, sh_r} == i)
+                rnd = ({{(UB - 1){1'b0}}, 1'b1} <<< (i - 1)) - {{(UB - 1){1'b0}}, !ROUND_UP};
+        end
+    end
+    always_ff @(posedge clk) begin
+        if (en) begin
+            ph_r <= ph;
+            p2_r <= p2;
+            b_p <= b_r;
+            sh_p <= sh_r;
+            dsh_p <= dsh[DB-1:0];
+            rnd_p <= rnd;
+        end
+    end
+
+    // stage 3: v = xh*mm*2^LB + xl*mm + sx*sm + b (modulo 2^VB: v itself fits VB bits)
+    logic signed [VB-1:0] v, v_a, pl_v, ph_v;
+    if (LB > 0) begin : g_split
+        logic signed [LB:0] xl;
+        logic signed [PL-1:0] pl, pl_r;
+        always_comb begin
+            xl = {1'b0, x_r[LB-1:0]};
+            pl = xl * mm_r;
+        end
+        always_ff @(posedge clk) if (en) pl_r <= pl;
+        assign pl_v = {{(VB - PL){pl_r[PL-1]}}, pl_r};
+    end else begin : g_whole
+        assign pl_v = '0;
+    end
+    assign ph_v = {{(VB - PH){ph_r[PH-1]}}, ph_r};
+    always_comb begin
+        v = (ph_v <<< LB) + pl_v + {{(VB - P2){p2_r[P2-1]}}, p2_r}
+            + (HAS_BIAS ? {{(VB - BB){b_p[BB-1]}}, b_p} : '0);
+    end
+    always_ff @(posedge clk) begin
+        if (en) begin
+            v_a <= v;
+            sh_a <= sh_p;
+            dsh_a <= dsh_p;
+            rnd_a <= rnd_p;
+        end
+    end
+
+    // stage 4: u = v + rnd + v[sh] (ties to even), kept from bit MIN_SHIFT up
     /* verilator lint_off UNUSEDSIGNAL */
     logic signed [UB-1:0] u;  // bits below MIN_SHIFT only carry into q
     /* verilator lint_on UNUSEDSIGNAL */
-    logic signed [QB-1:0] q;
-    logic signed [KB-1:0] t, lo_k, hi_k;
-    logic [DB-1:0] dsh_a;
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic [SHB-1:0] sh_a, dsh;  // dsh: bits above DB are zero (sh <= MAX_SHIFT)
-    /* verilator lint_on UNUSEDSIGNAL */
+    logic signed [QB-1:0] u_q, q;
     logic odd;
-
     always_comb begin
-        mm = (HAS_NEG && x != '0 && m != '0 && (x[XB-1] ^ m[MB-1])) ? m_neg : m;
-        p1 = x * mm;
-        p2 = '0;
-        if (HAS_SKIP) p2 = sx * sm;  // (a ternary with '0 would make the product unsigned)
-        dsh = sh - MIN_SHIFT[SHB-1:0];
+        odd = 1'b0;
+        for (int i = MIN_SHIFT > 1 ? MIN_SHIFT : 1; i <= MAX_SHIFT; i++) begin
+            if ({{(32 - SHB){1'b0}}, sh_a} == i) odd = v_a[i < VB ? i : VB - 1];
+        end
+        u = {{(UB - VB){v_a[VB-1]}}, v_a} + rnd_a + {{(UB - 1){1'b0}}, (!ROUND_UP && odd)};
     end
-
     always_ff @(posedge clk) begin
         if (en) begin
-            v_a <= {{(VB - P1){p1[P1-1]}}, p1} + {{(VB - P2){p2[P2-1]}}, p2}
-                   + (HAS_BIAS ? {{(VB - BB){b[BB-1]}}, b} : '0);
-            sh_a <= sh;
-            dsh_a <= dsh[DB-1:0];
+            u_q <= u[UB-1:MIN_SHIFT];
+            dsh_u <= dsh_a;
         end
     end
 
-    // stage B: u = v + 2^(sh-1) - 1 + v[sh] (half up: + 2^(sh-1)), q = u >>> sh, clamp, + ZP
+    // stage 5: q = u >>> sh, clamp to LO - ZP .. HI - ZP, + ZP
+    logic signed [KB-1:0] t, lo_k, hi_k;
     always_comb begin
-        rnd = '0;
-        odd = 1'b0;
-        for (int i = MIN_SHIFT > 1 ? MIN_SHIFT : 1; i <= MAX_SHIFT; i++) begin  // sh lies in MIN_SHIFT .. MAX_SHIFT
-            if ({{(32 - SHB){1'b0}}, sh_a} == i) begin
-                rnd = ({{(UB - 1){1'b0}}, 1'b1} <<< (i - 1)) - {{(UB - 1){1'b0}}, !ROUND_UP};
-                odd = v_a[i < VB ? i : VB - 1];
-            end
-        end
-        u = {{(UB - VB){v_a[VB-1]}}, v_a} + rnd + {{(UB - 1){1'b0}}, (!ROUND_UP && odd)};
-        q = $signed(u[UB-1:MIN_SHIFT]) >>> dsh_a;
+        q = u_q >>> dsh_u;
         lo_k = LZX[KB-1:0];
         hi_k = HZX[KB-1:0];
         t = {{(KB - QB){q[QB-1]}}, q};
