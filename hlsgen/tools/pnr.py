@@ -253,7 +253,7 @@ def _store(entry: Path, work: Path) -> None:
 _CELL_SUFFIX = re.compile(r"(_TRELLIS_|_LUT4|_MULT18X18D|_CCU2C|_DP16KD|_PFUMX|_L6MUX21|_TRELLIS_DPR16X4|\$).*$")
 
 
-def unit_of(cell: str, top: str) -> dict[str, str]:
+def unit_of(cell: str) -> dict[str, str]:
     """The layer, the unit inside it and the RTL signal a flattened cell name belongs to:
     `u_<layer>_layer.<unit>.<path>.<signal>_<cell suffix>` is that layer's; anything else is the
     top's glue (FIFOs, forks, ports)."""
@@ -267,7 +267,7 @@ def unit_of(cell: str, top: str) -> dict[str, str]:
     return {"layer": "glue", "unit": head, "signal": ".".join(parts[1:]) or head}
 
 
-def critical_path(report: dict[str, Any], top: str) -> dict[str, Any] | None:
+def critical_path(report: dict[str, Any]) -> dict[str, Any] | None:
     """The longest path nextpnr reports: its delay split into logic and routing, where it starts and
     ends, and the RTL signals its logic cells implement (in order, each once)."""
     paths = [p for p in report.get("critical_paths", []) if p.get("path")]
@@ -282,13 +282,13 @@ def critical_path(report: dict[str, Any], top: str) -> dict[str, Any] | None:
     for c in cells:
         if c.startswith("$nextpnr"):  # cells nextpnr made itself (a carry chain split): no RTL name
             continue
-        u = unit_of(c, top)
+        u = unit_of(c)
         name = f"{u['layer']}:{u['signal']}"
         if name not in through:
             through.append(name)
     return {"delay_ns": round(delay, 3), "routing_ns": round(routing, 3), "logic_ns": round(delay - routing, 3),
-            "logic_cells": len(cells), "from": unit_of(steps[0]["from"]["cell"], top),
-            "to": unit_of(steps[-1]["to"]["cell"], top), "through": through, "clock": longest.get("from", "")}
+            "logic_cells": len(cells), "from": unit_of(steps[0]["from"]["cell"]),
+            "to": unit_of(steps[-1]["to"]["cell"]), "through": through, "clock": longest.get("from", "")}
 
 
 def result_of(report: dict[str, Any], top: str, part_name: str, target: PnrTarget, freq: float, seed: int,
@@ -301,7 +301,7 @@ def result_of(report: dict[str, Any], top: str, part_name: str, target: PnrTarge
             "package": target.package, "speed": target.speed, "target_mhz": freq, "seed": seed,
             "fmax_mhz": None if fmax is None else round(fmax, 2), "met": fmax is not None and fmax >= freq,
             "clocks": {k: round(float(v["achieved"]), 2) for k, v in sorted(clocks.items())},
-            "utilization": util, "critical_path": critical_path(report, top),
+            "utilization": util, "critical_path": critical_path(report),
             "yosys": versions[0], "nextpnr": versions[1], "seconds": round(seconds, 1), "cached": cached}
 
 

@@ -110,6 +110,6 @@ def test_a_design_over_the_part_stops_before_placement() -> None:
 
 
 def test_cells_are_named_by_layer_unit_and_signal() -> None:
-    assert unit_of("u_layer_fc1_layer.u_layer_fc1.g_lane[0].u_lane.u_rq.p1_MULT18X18D_P9_B6_LUT4_Z", "t") == {
+    assert unit_of("u_layer_fc1_layer.u_layer_fc1.g_lane[0].u_lane.u_rq.p1_MULT18X18D_P9_B6_LUT4_Z") == {
         "layer": "layer_fc1", "unit": "u_layer_fc1", "signal": "g_lane[0].u_lane.u_rq.p1"}
-    assert unit_of("u_fifo_x.mem$CCU2_COMB0", "t") == {"layer": "glue", "unit": "u_fifo_x", "signal": "mem"}
+    assert unit_of("u_fifo_x.mem$CCU2_COMB0") == {"layer": "glue", "unit": "u_fifo_x", "signal": "mem"}
