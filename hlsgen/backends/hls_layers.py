@@ -336,6 +336,10 @@ def _pool(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     glob = is_global_pool(layer)
     if not isinstance(p, AvgPoolParams):  # a fold-major max pool: a fold's channels, TAP_FOLDS windows a pixel
         code.const(CHANNELS=x.fold)
+        if pool.reads_folded(layer, x):  # a folded global max pool: FOLDS beats a pixel
+            code.const(FOLDS=x.folds)
+            code.kernel = "global_maxpool_folded"
+            return
         code.kernel = "global_maxpool" if glob else "maxpool"
         return
     code.const(CHANNELS=w.in_c)

@@ -274,6 +274,9 @@ def _pool_unit(layer: Layer, df: Dataflow, x: Stream) -> Unit:
     if isinstance(p, MaxPoolParams):  # a fold-major max pool (pool.reads_fold_major): a fold's lanes
         if out.bits != x.bits:
             raise HlsgenError(f"layer {layer.node}: max pooling must keep the code width")
+        if pool.reads_folded(layer, x):  # a folded global max pool: a fold's lanes, the frame's folds
+            return Unit(layer.name, "hg_gmax", (), 0, (Param("F", x.fold), Param("IB", x.bits),
+                        flag("IN_SIGNED", x.signed), Param("NF", x.folds), Param("PIXELS", x.pixels)))
         fold_major = pool.reads_fold_major(layer, x)
         window = _window(x, p.window, x.folds if fold_major else 1, pad_word(int(p.pad_value), x.fold, x.bits),
                          fold_major)

@@ -158,26 +158,53 @@ def global_avgpool(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     x, xs = operand(ctx, node)
     if len(xs) != 4:
         raise Unsupported("only rank-4 inputs are supported")
-    ctx.add_node(name, "GlobalAveragePool", [x], node.output[:1], {}, [(xs[0], xs[1], 1, 1)])
+    _global_pool(ctx, name, "GlobalAveragePool", x, xs, node.output[0])
+
+
+def global_maxpool(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
+    """GlobalMaxPool: a MaxPool whose window is the whole image (hw/layers/pool.is_global)."""
+    x, xs = operand(ctx, node)
+    if len(xs) != 4:
+        raise Unsupported("only rank-4 inputs are supported")
+    _global_pool(ctx, name, "MaxPool", x, xs, node.output[0])
+
+
+def _global_pool(ctx: Ctx, name: str, op: str, x: str, xs: tuple[int, ...], out: str) -> None:
+    """`op` over the whole image of NCHW `x` into `out` ([N, C, 1, 1]): a GlobalAveragePool, or a
+    MaxPool with the image as its window."""
+    attrs: dict[str, Any] = {}
+    if op == "MaxPool":
+        attrs = {"kernel": (xs[2], xs[3]), "strides": (1, 1), "pads": (0, 0, 0, 0), "dilations": (1, 1)}
+    ctx.add_node(name, op, [x], [out], attrs, [(xs[0], xs[1], 1, 1)])
 
 
 def reduce_mean(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
     """ReduceMean over the spatial axes of an NCHW tensor, the way PyTorch exports AdaptiveAvgPool2d(1)
     and x.mean((2, 3)): a GlobalAveragePool (the same mean), then a Reshape to [N, C] when keepdims=0.
     Other axes reduce channels or the batch, which no layer here computes."""
+    _spatial_reduce(ctx, node, name, "GlobalAveragePool", "a global average pool")
+
+
+def reduce_max(ctx: Ctx, node: onnx.NodeProto, name: str) -> None:
+    """ReduceMax over the spatial axes of an NCHW tensor (tf2onnx's GlobalMaxPooling2D, PyTorch's
+    AdaptiveMaxPool2d(1) and x.amax((2, 3))): a global max pool, then a Reshape to [N, C] when
+    keepdims=0."""
+    _spatial_reduce(ctx, node, name, "MaxPool", "a global max pool")
+
+
+def _spatial_reduce(ctx: Ctx, node: onnx.NodeProto, name: str, op: str, what: str) -> None:
     x, xs = operand(ctx, node)
     if len(xs) != 4:
         raise Unsupported("only rank-4 inputs (NCHW, reduced over H and W) are supported")
     axes = axes_of(ctx, node, 4, input_since=18)
     if axes != [2, 3]:
         shown = "none (all axes)" if axes is None else axes
-        raise Unsupported(f"axes {shown}: only the spatial axes [2, 3] (a global average pool) are supported")
-    pooled = (xs[0], xs[1], 1, 1)
+        raise Unsupported(f"axes {shown}: only the spatial axes [2, 3] ({what}) are supported")
     if int(ctx.attrs(node).get("keepdims", 1)):
-        ctx.add_node(name, "GlobalAveragePool", [x], node.output[:1], {}, [pooled])
+        _global_pool(ctx, name, op, x, xs, node.output[0])
         return
     mid = ctx.fresh(f"{node.output[0]}_pooled")
-    ctx.add_node(name, "GlobalAveragePool", [x], [mid], {}, [pooled])
+    _global_pool(ctx, name, op, x, xs, mid)
     ctx.add_node(ctx.fresh(f"{name}_squeeze"), "Reshape", [mid], node.output[:1], {"shape": (xs[1],)},
                  [(xs[0], xs[1])])
 

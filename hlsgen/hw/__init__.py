@@ -10,4 +10,8 @@
     cost.py      the resource model's units: Resources, DSP slices, memories and ROMs of a family
     resources.py per-layer resource model (DSP, LUT, FF, BRAM), calibrated against `hlsgen synth`
     fold.py      folding to the device: every layer's PE/SIMD within the part's budget
+    ports.py     the AXI-Stream port formats (hw.io_bits)
+    convert.py   the data-width converters' primitives (split, join) and their Python reference
+    stream_folds.py  every stream's fold (channels a beat) and the converters between folds
+    slow_converters.py  folding again where a converter would be the bottleneck
 """

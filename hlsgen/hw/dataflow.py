@@ -31,7 +31,8 @@ from hlsgen.hw.layers.reorder import reorder_layer
 from hlsgen.hw.model import Dataflow, Layer, Stream, canonical_order
 from hlsgen.hw.ports import port_format
 from hlsgen.hw.resources import glue_resources, layer_resources
-from hlsgen.hw.stream_folds import fold_streams
+from hlsgen.hw.slow_converters import fold_without_slow_converters
+from hlsgen.hw.stream_folds import Folded, fold_streams
 from hlsgen.ir import Graph, Node, Op
 from hlsgen.ir.ops import HARDWARE_OPS, HOST_BOUNDARY_OPS, LAYOUT_OPS, RASTER_INPUT_OPS
 from hlsgen.passes.check_supported import host_tail_nodes
@@ -66,10 +67,16 @@ def build_dataflow(graph: Graph, hw: HwConfig) -> Dataflow:
     by_name = {s.name: s for s in streams.values()}
     unfolded = [forms[0] for forms in options]
     edges = {**fifo_depths(unfolded, by_name), **{(s.name, ""): output_depth(s, unfolded) for s in outs}}
-    folding = fold(options, by_name, edges, first.pixels, hw)
-    layers = tuple(forms[i] for forms, i in zip(options, folding.picks, strict=True))
     ports = (port_format(first, hw.io_bits), tuple(port_format(o, hw.io_bits) for o in outs))
-    layers, by_name, first, outs = fold_streams(layers, by_name, *ports, namer)
+    streams_at = by_name  # every stream unfolded, as lowered
+
+    def search(kept: list[list[Layer]]) -> Folding:
+        return fold(kept, streams_at, edges, first.pixels, hw)
+
+    def with_converters(picked: tuple[Layer, ...], names: Namer) -> Folded:
+        return fold_streams(picked, streams_at, *ports, names)
+
+    folding, (layers, by_name, first, outs) = fold_without_slow_converters(options, search, with_converters, namer)
     depths = fifo_depths(list(layers), by_name)  # margins follow the chosen cycles (hw/fifo.margin)
     return Dataflow(graph.name, hw.top, first, outs, by_name, layers, depths, folding, family_of(hw.part))
 

@@ -23,10 +23,11 @@ from hlsgen.hw.layers.convert import converter
 from hlsgen.hw.model import Layer, Stream
 from hlsgen.support.names import Namer
 
+Folded = tuple[tuple[Layer, ...], dict[str, Stream], Stream, tuple[Stream, ...]]  # layers, streams, input, outputs
+
 
 def fold_streams(layers: tuple[Layer, ...], streams: Mapping[str, Stream], first: Stream,
-                 outputs: tuple[Stream, ...], namer: Namer,
-                 ) -> tuple[tuple[Layer, ...], dict[str, Stream], Stream, tuple[Stream, ...]]:
+                 outputs: tuple[Stream, ...], namer: Namer) -> Folded:
     """Layers with converters inserted, every stream in its format, the input and the outputs. `first`
     and `outputs` come in the format of their ports (hw/ports.py)."""
     folded = dict(streams)  # by name; a layout op's output keeps its source's name (hw/dataflow.relayout)

@@ -172,8 +172,9 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
                         _ops(px * fold, [("r", sums, _every(px * fold, fold, 0)),
                                          ("w", args[1], _every(px * fold, k["OUT_GROUP"], k["OUT_GROUP"] - 1))]),
                         DEPTH["requant"])]
-    if func == "global_avgpool_folded":  # one input beat a cycle; the last pixel's folds leave as they are summed
-        n, fold, go = k["IN_PIXELS"] * k["FOLD"], k["FOLD"], k["OUT_GROUP"]
+    if func in ("global_avgpool_folded", "global_maxpool_folded"):  # a beat a cycle; the last pixel's
+        fold = k["FOLD"] if func == "global_avgpool_folded" else k["FOLDS"]  # folds leave as they are read
+        n, go = k["IN_PIXELS"] * fold, k.get("OUT_GROUP", 1)
         last = np.arange(n - fold, n)
         return [Process(f"{func}({layer})", layer, n, _ops(n, [("r", args[0], np.arange(n)),
                                                                ("w", args[1], last[go - 1::go])]), DEPTH["pool"])]

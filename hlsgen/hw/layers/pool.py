@@ -10,8 +10,10 @@ A windowed max pool on such pixels reads and writes common.widest_fold channels 
 window one fold at a time (`reads_fold_major`, common.fold_major_window, as a wide depthwise conv
 does): the max of a fold's taps is that fold of the output pixel, so its units are the whole-pixel
 ones on a fold's channels (HLS maxpool, Verilog hg_pool) and a frame takes `folds` times as long.
-A windowed average pool or a global max pool on such pixels is refused by the HLS backend (Vitis's
-4,096-bit limit); the Verilog takes it whole.
+A global max pool on such pixels reads and writes common.widest_fold channels a beat as well
+(`reads_folded`): the running max of each fold, written as the last pixel's beats are read (HLS
+global_maxpool_folded, Verilog hg_gmax), a beat a cycle. A windowed average pool on such pixels is
+refused by the HLS backend (Vitis's 4,096-bit limit); the Verilog takes it whole.
 """
 
 from __future__ import annotations
@@ -70,11 +72,11 @@ def cycles(layer: Layer, x: Stream, out: Stream) -> int:
     """Every input pixel, or every window tap, whichever is more; an average pool's requant of one
     output pixel (over PE lanes) overlaps the next one's window."""
     taps = window(layer).taps
+    if reads_folded(layer, x):  # a beat a cycle, the last pixel's requant (or max) overlapped
+        return x.pixels * math.ceil(x.channels / in_folds(layer, 0, x)[0])
     if layer.kind == Kind.MAXPOOL:
         folds = math.ceil(x.channels / widest_fold(x)) if reads_fold_major(layer, x) else 1
         return max(x.pixels, out.pixels * taps) * folds
-    if reads_folded(layer, x):
-        return x.pixels * math.ceil(x.channels / layer.pe)  # a beat of PE channels a cycle, requant overlapped
     return max(x.pixels, out.pixels * max(taps, math.ceil(out.channels / layer.pe)))
 
 
@@ -87,9 +89,12 @@ def sum_bits(layer: Layer, x: Stream) -> int:
 
 
 def reads_folded(layer: Layer, x: Stream) -> bool:
-    """A global average pool whose whole pixel, or whose sums of one, would be wider than WIDEST_BEAT."""
-    if layer.kind != Kind.AVGPOOL or not is_global(layer):
+    """A global pool whose whole pixel (or, averaging, whose sums of one) would be wider than
+    WIDEST_BEAT: it reads the frame a fold at a time, the folds of a pixel consecutive."""
+    if not is_global(layer):
         return False
+    if layer.kind == Kind.MAXPOOL:
+        return is_wide(x)
     return x.channels * max(x.bits, sum_bits(layer, x)) > WIDEST_BEAT
 
 
@@ -101,16 +106,16 @@ def reads_fold_major(layer: Layer, x: Stream) -> bool:
 
 def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
     """Whole pixels; a folded global average pool also PE channels a beat (one requant fold); a
-    fold-major max pool the fold it reads."""
-    if reads_fold_major(layer, x):
+    fold-major or folded global max pool the fold it reads."""
+    if reads_fold_major(layer, x) or (layer.kind == Kind.MAXPOOL and reads_folded(layer, x)):
         return (widest_fold(x),)
     return lane_folds(out.channels, layer.pe) if reads_folded(layer, x) else whole_pixel_out(layer, x, out)
 
 
 def in_folds(layer: Layer, index: int, s: Stream) -> tuple[int, ...]:
-    """Whole pixels; a folded global average pool PE channels a beat; a fold-major max pool
-    common.widest_fold channels a beat."""
-    if reads_fold_major(layer, s):
+    """Whole pixels; a folded global average pool PE channels a beat; a fold-major or folded global
+    max pool common.widest_fold channels a beat."""
+    if reads_fold_major(layer, s) or (layer.kind == Kind.MAXPOOL and reads_folded(layer, s)):
         return (widest_fold(s),)
     return (min(layer.pe, s.channels),) if reads_folded(layer, s) else whole_pixel_in(layer, index, s)
 
@@ -139,7 +144,10 @@ def requant_shape(layer: Layer, x: Stream) -> RequantShape | None:
 
 def memories(layer: Layer, x: Stream, out: Stream, family: Family) -> Resources:
     """The line buffer; a folded global average pool instead keeps its sums in a memory of ceil(C/PE)
-    words of PE sums (hg_gap's acc, the acc[FOLD][PE] of global_avgpool_folded)."""
+    words of PE sums (hg_gap's acc, the acc[FOLD][PE] of global_avgpool_folded), a folded global max
+    pool its maxima in one of a beat a fold (hg_gmax's best, global_maxpool_folded's)."""
+    if layer.kind == Kind.MAXPOOL and reads_folded(layer, x):
+        return NONE + memory(math.ceil(x.channels / widest_fold(x)), widest_fold(x) * x.bits, family)
     if reads_folded(layer, x):
         return NONE + memory(math.ceil(x.channels / layer.pe), layer.pe * sum_bits(layer, x), family)
     return NONE + window_buffer(window_rows(window(layer)), x, family)

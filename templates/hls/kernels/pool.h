@@ -18,7 +18,8 @@
 // TAP_FOLDS windows of TAPS beats per output pixel, CHANNELS (a fold's channels) lanes, one output beat
 // (that fold of the pixel) each.
 // global_avgpool_folded (below) reads a folded stream, PE channels a beat, for pools too wide for
-// whole-pixel beats.
+// whole-pixel beats; global_maxpool_folded reads CHANNELS (a fold's channels) a beat, FOLDS beats a
+// pixel.
 // Config C: OUT_PIXELS, TAPS, CHANNELS, IN_BITS, IN_SIGNED, OUT_BITS, in_beat_t, out_beat_t; average
 //           pools also X_ZP, ACC_BITS, MULT_BITS, PE, FOLD, ZP, LO, HI, ROUNDING, mult_t, shift_t,
 //           sums_t. Global pools use IN_PIXELS (the frame) as their TAPS.
@@ -30,27 +31,35 @@
 
 namespace hlsgen {
 
+// The lane-wise max of `beat` and `best` (the beat itself where `first`), written back to `best`.
+template <class C>
+typename C::out_beat_t running_max(const typename C::in_beat_t& beat,
+                                   typename code_type<C::IN_BITS, C::IN_SIGNED>::t best[C::CHANNELS], bool first) {
+#pragma HLS INLINE
+    typedef typename code_type<C::IN_BITS, C::IN_SIGNED>::t x_t;
+    typename C::out_beat_t y = 0;
+CHANNEL:
+    for (int c = 0; c < C::CHANNELS; c++) {
+#pragma HLS UNROLL
+        const x_t v = channel_code<C::IN_BITS, C::IN_SIGNED>(beat, c);
+        const x_t m = (first || v > best[c]) ? v : best[c];
+        best[c] = m;
+        set_channel<C::OUT_BITS>(y, c, m);
+    }
+    return y;
+}
+
 // Max over N beats of `in` per output pixel, per channel.
 template <class C, int N, int PIXELS>
 void max_of_beats(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out) {
 #pragma HLS INLINE
-    typedef typename code_type<C::IN_BITS, C::IN_SIGNED>::t x_t;
-    x_t best[C::CHANNELS];
+    typename code_type<C::IN_BITS, C::IN_SIGNED>::t best[C::CHANNELS];
 #pragma HLS ARRAY_PARTITION variable=best complete
     int t = 0;
 TAP:
     for (int i = 0; i < PIXELS * N; i++) {
 #pragma HLS PIPELINE II=1
-        const typename C::in_beat_t beat = in.read();
-        typename C::out_beat_t y = 0;
-    CHANNEL:
-        for (int c = 0; c < C::CHANNELS; c++) {
-#pragma HLS UNROLL
-            const x_t v = channel_code<C::IN_BITS, C::IN_SIGNED>(beat, c);
-            const x_t m = (t == 0 || v > best[c]) ? v : best[c];
-            best[c] = m;
-            set_channel<C::OUT_BITS>(y, c, m);
-        }
+        const typename C::out_beat_t y = running_max<C>(in.read(), best, t == 0);
         if (t == N - 1) out.write(y);
         step<N>(t);
     }
@@ -64,6 +73,24 @@ void maxpool(hls::stream<typename C::in_beat_t>& win, hls::stream<typename C::ou
 template <class C>
 void global_maxpool(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out) {
     max_of_beats<C, C::IN_PIXELS, 1>(in, out);
+}
+
+// A global max pool over a folded stream (pixels too wide for one beat): CHANNELS lanes, the FOLDS
+// beats of a pixel consecutive. best[f] holds fold f's running max; the last pixel's beats leave as
+// they are read, one output beat a fold, a beat a cycle. A pixel's last-beat padding lanes are zero
+// in and stay zero out (the max of zeros).
+template <class C>
+void global_maxpool_folded(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::out_beat_t>& out) {
+    typename code_type<C::IN_BITS, C::IN_SIGNED>::t best[C::FOLDS][C::CHANNELS];
+#pragma HLS ARRAY_PARTITION variable=best complete dim=2
+    int f = 0, px = 0;
+MAX:
+    for (int i = 0; i < C::IN_PIXELS * C::FOLDS; i++) {
+#pragma HLS PIPELINE II=1
+        const typename C::out_beat_t y = running_max<C>(in.read(), best[f], px == 0);
+        if (px == C::IN_PIXELS - 1) out.write(y);
+        if (step<C::FOLDS>(f)) step<C::IN_PIXELS>(px);
+    }
 }
 
 // Every channel's sum over N beats, one sums beat (CHANNELS x ACC_BITS) per output pixel.
