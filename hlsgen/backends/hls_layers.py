@@ -342,19 +342,21 @@ def _pool(code: LayerCode, df: Dataflow, layer: Layer) -> None:
             return
         code.kernel = "global_maxpool" if glob else "maxpool"
         return
-    code.const(CHANNELS=w.in_c)
     assert isinstance(p.x_zp, int)
-    n, pe = w.in_c, layer.pe
+    n, pe = pool.lanes_over(layer), layer.pe  # a fold-major pool: a fold's channels, one requant for all
+    code.const(CHANNELS=n, LAST_C=w.in_c - (math.ceil(w.in_c / n) - 1) * n)  # the live lanes of a last fold
     fold = math.ceil(n / pe)
-    mult = folded(per_channel(layer.arrays["mult"], n), fold, pe)
+    mult = folded(per_channel(layer.arrays["mult"], w.in_c)[:n], fold, pe)
     acc_bits = pool.sum_bits(layer, x)
+    out_group = fold if pool.reads_fold_major(layer, x) else lane_group(df.streams[layer.output], pe, fold)
     code.const(X_ZP=p.x_zp, ACC_BITS=acc_bits, MULT_BITS=signed_bits_for(int(np.abs(mult).max())), PE=pe,
-               FOLD=fold, OUT_GROUP=lane_group(df.streams[layer.output], pe, fold))
+               FOLD=fold, OUT_GROUP=out_group)
     folded_in = pool.reads_folded(layer, x)
     code.types.append({"name": "sums_t", "kind": "beat", "bits": (pe if folded_in else n) * acc_bits})
     code.kernel = "global_avgpool_folded" if folded_in else "global_avgpool" if glob else "avgpool"
     code.tables = [code.table("m", "mult_t", mult),
-                   code.table("s", "shift_t", folded(per_channel(layer.arrays["shift"], n), fold, pe), signed=False)]
+                   code.table("s", "shift_t", folded(per_channel(layer.arrays["shift"], w.in_c)[:n], fold, pe),
+                              signed=False)]
     code.roms += [{"name": t, "dim": 2, "reshape": 1, "impl": "lutram"} for t in code.tables]
 
 

@@ -293,11 +293,14 @@ def _pool_unit(layer: Layer, df: Dataflow, x: Stream) -> Unit:
             Param("C", c), Param("IB", x.bits), flag("IN_SIGNED", x.signed), Param("PIXELS", x.pixels),
             Param("PE", layer.pe), *requant, Param("OBG", out.fold // layer.pe if out.fold < c else
                                                     math.ceil(c / layer.pe)), Param("OUTW", out.data_bits)))
-    params = [*common, flag("IS_AVG", True), Param("PE", layer.pe), *_requant_common(p.requant, out, shift),
-              Param("MB", mb), vector("MULT", mult, mb), vector("SHIFT", shift, shift_bits(shift)),
-              vector("X_OFF", kk * x_zp, 32)]
-    return Unit(layer.name, "hg_pool", _window(x, p.window, 1, pad_word(x_zp.tolist(), c, x.bits)), c * x.bits,
-                tuple(params))
+    fold_major = pool.reads_fold_major(layer, x)  # a fold's lanes, one requant for every channel
+    n = x.fold if fold_major else c
+    folds = [Param("FOLDS", x.folds), Param("LAST_C", c - (x.folds - 1) * n)] if fold_major else []
+    params = [Param("C", n), *common[1:], flag("IS_AVG", True), Param("PE", layer.pe),
+              *_requant_common(p.requant, out, shift), Param("MB", mb), vector("MULT", mult[:n], mb),
+              vector("SHIFT", shift[:n], shift_bits(shift)), vector("X_OFF", kk * x_zp[:n], 32), *folds]
+    window = _window(x, p.window, x.folds if fold_major else 1, pad_word(x_zp[:n].tolist(), n, x.bits), fold_major)
+    return Unit(layer.name, "hg_pool", window, n * x.bits, tuple(params))
 
 
 def _eltwise_params(layer: Layer, df: Dataflow, a_stream: Stream) -> list[Param]:

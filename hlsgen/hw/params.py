@@ -82,12 +82,15 @@ class MaxPoolParams:
 
 @dataclass(frozen=True)
 class AvgPoolParams:
-    """arrays: mult, shift (the division by the window size as a requant)."""
+    """arrays: mult, shift (the division by the window size as a requant). `fold`: the channels of a
+    window the unit takes at a time (all of them, or on pixels wider than a beat, common.widest_fold:
+    hw/layers/pool.reads_fold_major)."""
 
     window: Window
     x_zp: ZeroPoint
     count_include_pad: int
     requant: Requant
+    fold: int
 
 
 @dataclass(frozen=True)

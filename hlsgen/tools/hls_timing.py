@@ -157,13 +157,13 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
                                  ("w", args[-1], _every(m, k["OUT_GROUP"], k["OUT_GROUP"] - 1))]),
                         DEPTH["requant"])]
     if func in ("maxpool", "global_maxpool"):
-        taps, px = (k["TAPS"], k["OUT_PIXELS"]) if func == "maxpool" else (k["IN_PIXELS"], 1)
+        taps, px = (k["TAPS"], k["OUT_PIXELS"] * k["TAP_FOLDS"]) if func == "maxpool" else (k["IN_PIXELS"], 1)
         n = taps * px
         return [Process(f"{func}({layer})", layer, n, _ops(n, [("r", args[0], np.arange(n)),
                                                                ("w", args[1], _every(n, taps, taps - 1))]),
                         DEPTH["pool"])]
     if func in ("avgpool", "global_avgpool"):
-        taps, px = (k["TAPS"], k["OUT_PIXELS"]) if func == "avgpool" else (k["IN_PIXELS"], 1)
+        taps, px = (k["TAPS"], k["OUT_PIXELS"] * k["TAP_FOLDS"]) if func == "avgpool" else (k["IN_PIXELS"], 1)
         n, fold = taps * px, k["FOLD"]
         sums = f"{layer}.sums"
         return [Process(f"window_sums({layer})", layer, n,
@@ -184,7 +184,7 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
         acc = [("r", s, _every(n, gi, 0)) for s in ins] + [("w", args[len(ins)], _every(n, go, go - 1))]
         return [Process(f"{func}({layer})", layer, n, _ops(n, acc), DEPTH["requant"])]
     if func == "lut_layer":
-        n = k["PIXELS"]
+        n = k["PIXELS"] * k["FOLDS"]  # a beat a cycle, FOLDS beats a pixel
         every = np.arange(n)
         ops = _ops(n, [("r", args[0], every), ("w", args[1], every)])
         return [Process(f"lut({layer})", layer, n, ops, DEPTH["lut"])]

@@ -104,6 +104,16 @@ def verilator_lint(rtl: Path):  # -> subprocess.CompletedProcess[str]
                       cwd=rtl)
 
 
+def set_config_const(text: str, layer: str, name: str, value: int) -> str:
+    """Generated params.h `text` with `static const int NAME = v;` set to `value` in the config struct of
+    the layer named `layer...`: a negative control's wrong constant."""
+    m = re.search(rf"struct cfg_layer_{layer}\w* {{(.*?)\n}};", text, re.S)
+    assert m, layer
+    body, n = re.subn(rf"(static const int {name} = )-?\d+;", rf"\g<1>{value};", m.group(1))
+    assert n == 1, (layer, name)
+    return text[:m.start(1)] + body + text[m.end(1):]
+
+
 def first_table_entry_scaled(text: str, table: str) -> str:
     """Generated weights.h `text` with the first entry of HLS table `table` ([rows][cols] = {{...)
     times 3/2 (it stays in the table's type): a negative control's wrong multiplier."""

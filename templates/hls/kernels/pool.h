@@ -16,7 +16,8 @@
 //
 // A max pool on pixels too wide for one beat takes its window fold-major (sliding_window TAP_FOLDS):
 // TAP_FOLDS windows of TAPS beats per output pixel, CHANNELS (a fold's channels) lanes, one output beat
-// (that fold of the pixel) each.
+// (that fold of the pixel) each. So does an average pool of one requant for every channel (its last
+// fold's padding lanes written as zero: LAST_C).
 // global_avgpool_folded (below) reads a folded stream, PE channels a beat, for pools too wide for
 // whole-pixel beats; global_maxpool_folded reads CHANNELS (a fold's channels) a beat, FOLDS beats a
 // pixel.
@@ -117,7 +118,9 @@ SUM:
     }
 }
 
-// PE requant lanes over FOLD folds per pixel: lane p of fold f requantizes channel f*PE + p.
+// PE requant lanes over FOLD folds per pixel: lane p of fold f requantizes channel f*PE + p. Of a
+// fold-major pool's TAP_FOLDS windows a pixel, the last has LAST_C live channels; its padding lanes
+// are written as zero (they would requantize to the zero point).
 template <class C, int N, int PIXELS>
 void requant_lanes(hls::stream<typename C::sums_t>& sums, hls::stream<typename C::out_beat_t>& out,
                    const typename C::mult_t M[C::FOLD][C::PE], const typename C::shift_t S[C::FOLD][C::PE]) {
@@ -125,11 +128,12 @@ void requant_lanes(hls::stream<typename C::sums_t>& sums, hls::stream<typename C
     const int x_zp = C::X_ZP;
     typename C::sums_t held = 0;
     FoldedBeat<C> beat;
-    int f = 0, cbase = 0;
+    int f = 0, cbase = 0, wf = 0;
 LANES:
     for (int i = 0; i < PIXELS * C::FOLD; i++) {
 #pragma HLS PIPELINE II=1
         typename C::sums_t cur = f == 0 ? sums.read() : held;
+        const int live = wf == C::TAP_FOLDS - 1 ? C::LAST_C : C::CHANNELS;
     LANE:
         for (int p = 0; p < C::PE; p++) {
 #pragma HLS UNROLL
@@ -138,10 +142,11 @@ LANES:
             const ap_int<C::ACC_BITS> centred = sum - ap_int<C::ACC_BITS>(N * x_zp);
             const ap_int<C::MULT_BITS> m = M[f][p];
             ap_uint<C::OUT_BITS> code = 0;
-            if (cbase + p < C::CHANNELS) code = requant<C>(scale_acc<0, C::MULT_BITS>(centred, m, m), S[f][p]);
+            if (cbase + p < live) code = requant<C>(scale_acc<0, C::MULT_BITS>(centred, m, m), S[f][p]);
             beat.put(p, code);
         }
         if (SUM_BITS > C::PE * C::ACC_BITS) held = cur >> (C::PE * C::ACC_BITS);
+        if (f == C::FOLD - 1) step<C::TAP_FOLDS>(wf);
         beat.next(f, cbase, out);
     }
 }
@@ -152,8 +157,8 @@ void avgpool(hls::stream<typename C::in_beat_t>& win, hls::stream<typename C::ou
 #pragma HLS DATAFLOW
     hls::stream<typename C::sums_t> sums("sums");
 #pragma HLS STREAM variable=sums depth=2
-    window_sums<C, C::TAPS, C::OUT_PIXELS>(win, sums);
-    requant_lanes<C, C::TAPS, C::OUT_PIXELS>(sums, out, M, S);
+    window_sums<C, C::TAPS, C::OUT_PIXELS * C::TAP_FOLDS>(win, sums);
+    requant_lanes<C, C::TAPS, C::OUT_PIXELS * C::TAP_FOLDS>(sums, out, M, S);
 }
 
 template <class C>

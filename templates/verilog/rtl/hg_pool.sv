@@ -10,6 +10,9 @@
 // window takes max(KK, NF) cycles.
 // Pipeline: accumulate -> (avg: held sums -> drain) -> RQD = 5 requant stages (max: 2 plain registers)
 // -> output.
+// A fold-major pool (hw/layers/pool.reads_fold_major: pixels wider than a beat) gets FOLDS windows of a
+// fold's C channels per output pixel from hg_window; an average pool then writes the padding lanes of
+// the last one (channels LAST_C .. C-1) as zero, which would requantize to the zero point.
 module hg_pool #(
     parameter int C = 4, parameter int IB = 8, parameter bit IN_SIGNED = 1'b1,
     parameter int KK = 4, parameter bit IS_AVG = 1'b0, parameter int PE = 4,
@@ -17,7 +20,8 @@ module hg_pool #(
     parameter bit ROUND_UP = 1'b0, parameter int ZP = 0, parameter int LO = -128, parameter int HI = 127,
     parameter logic [C*MB-1:0] MULT = '0,
     parameter logic [C*SHB-1:0] SHIFT = '0,
-    parameter logic [C*32-1:0] X_OFF = '0  // KK * x_zp[c], 32-bit two's complement each
+    parameter logic [C*32-1:0] X_OFF = '0,  // KK * x_zp[c], 32-bit two's complement each
+    parameter int FOLDS = 1, parameter int LAST_C = C
 ) (
     input  logic             clk,
     input  logic             rst_n,
@@ -36,7 +40,7 @@ module hg_pool #(
     logic en, fire, last_tap, v_y;
     logic [TB-1:0] tap;
     logic signed [AB-1:0] acc [0:C-1];
-    logic [(IS_AVG ? PE : C)*OB-1:0] y3;
+    logic [(IS_AVG ? PE : C)*OB-1:0] y3, y_out;
     logic [NB-1:0] nf_y;  // fold of the requantized group reaching the collector
 
     assign en = !out_valid || out_ready;
@@ -87,10 +91,24 @@ module hg_pool #(
                 end else if (busy) held <= held >> (PE * AB);
             end
         end
-        // issue (busy) -> RQD requant stages: the valid bit and fold beside the lanes' data
-        hg_delay #(.W(1 + NB), .D(RQD), .RESET(1'b1)) u_v (
-            .clk(clk), .rst_n(rst_n), .en(en), .d({busy, nf}), .q({v_y, nf_y})
+        // the window fold being drained (fold-major: FOLDS windows a pixel), and its last one's flag
+        localparam int WB = FOLDS > 1 ? $clog2(FOLDS) : 1, LWF = FOLDS - 1;
+        logic [WB-1:0] wf;
+        logic last_wf, last_wf_y;
+        assign last_wf = wf == LWF[WB-1:0];
+        always_ff @(posedge clk) begin
+            if (!rst_n) wf <= '0;
+            else if (en && drain_last) wf <= last_wf ? '0 : wf + 1'b1;
+        end
+        // issue (busy) -> RQD requant stages: the valid bit, fold and last-window flag beside the lanes' data
+        hg_delay #(.W(2 + NB), .D(RQD), .RESET(1'b1)) u_v (
+            .clk(clk), .rst_n(rst_n), .en(en), .d({busy, nf, last_wf}), .q({v_y, nf_y, last_wf_y})
         );
+        // lane p of fold nf holds channel nf*PE + p: live below LAST_C on the last window fold
+        for (genvar p = 0; p < PE; p++) begin : g_live
+            localparam int LIVE_FOLDS = LAST_C > p ? (LAST_C - p + PE - 1) / PE : 0;  // folds where lane p is live
+            assign y_out[p * OB +: OB] = FOLDS > 1 && last_wf_y && nf_y >= LIVE_FOLDS[NB-1:0] ? '0 : y3[p * OB +: OB];
+        end
 
         hg_sum_lanes #(
             .C(C), .PE(PE), .NF(NF), .NB(NB), .AB(AB), .OB(OB), .MB(MB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT),
@@ -101,6 +119,7 @@ module hg_pool #(
         assign fire = in_valid && en;
         logic v1, v2;
         assign nf_y = '0;
+        assign y_out = y3;
         always_ff @(posedge clk) begin
             if (!rst_n) {v1, v2, v_y} <= '0;
             else if (en) {v1, v2, v_y} <= {fire && last_tap, v1, v2};
@@ -117,7 +136,7 @@ module hg_pool #(
     end
 
     hg_collect #(.GROUP((IS_AVG ? PE : C) * OB), .NF(NF), .NB(NB), .OUTW(C * OB)) u_out (
-        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v_y), .nf(nf_y), .in_data(y3),
+        .clk(clk), .rst_n(rst_n), .en(en), .in_valid(v_y), .nf(nf_y), .in_data(y_out),
         .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready)
     );
 endmodule
