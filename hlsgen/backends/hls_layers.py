@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.layers import channels, mvu, pool, reads_window_fold_major
+from hlsgen.hw.layers import channels, mvu, pool, reads_window_fold_major, reorder
 from hlsgen.hw.layers.common import beat_window, fold_major_window
 from hlsgen.hw.layers.mvu import hls_packs_pairs, hls_weight_rom, requant_units, weight_words
 from hlsgen.hw.model import MVU_KINDS, POOL_KINDS, Dataflow, Kind, Layer, Stream
@@ -413,9 +413,10 @@ def _lut(code: LayerCode, df: Dataflow, layer: Layer) -> None:
 def _reorder(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p = layer.params
     assert isinstance(p, ReorderParams)
-    code.const(IN_PIXELS=p.in_pixels, IN_C=p.in_c, OUT_C=p.out_c, ELEMENTS=p.elements)
+    x, out = df.streams[layer.inputs[0]], df.streams[layer.output]  # beats of x.fold / out.fold lanes
+    code.const(IN_PIXELS=p.in_pixels * x.folds, IN_C=x.fold, OUT_C=out.fold, OUT_PC=p.out_c, ELEMENTS=p.elements)
     code.kernel = "reorder_layer"
-    code.tables = [code.table("perm", "perm_t", layer.arrays["perm"], signed=False)]
+    code.tables = [code.table("perm", "perm_t", reorder.buffer_index(layer, x), signed=False)]
 
 
 def _upsample(code: LayerCode, df: Dataflow, layer: Layer) -> None:

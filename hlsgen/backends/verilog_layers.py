@@ -32,7 +32,7 @@ from hlsgen.backends.verilog_values import (
     vector,
 )
 from hlsgen.errors import HlsgenError
-from hlsgen.hw.layers import channels, mvu, pool, reads_window_fold_major
+from hlsgen.hw.layers import channels, mvu, pool, reads_window_fold_major, reorder
 from hlsgen.hw.layers.common import beat_window, fold_major_window
 from hlsgen.hw.layers.mvu import lut_multipliers, packs_pairs, requant_units, weight_words
 from hlsgen.hw.model import MVU_KINDS, POOL_KINDS, Dataflow, Kind, Layer, Stream
@@ -74,7 +74,7 @@ def unit(layer: Layer, df: Dataflow, top: str) -> Unit:
     if layer.kind == Kind.LUT:
         return _lut_unit(layer, df, x, top)
     if layer.kind == Kind.REORDER:
-        return _reorder_unit(layer, x, top)
+        return _reorder_unit(layer, x, df.streams[layer.output], top)
     if layer.kind == Kind.CONVERT:
         return _convert_unit(layer, x, df.streams[layer.output])
     if layer.kind in channels.KINDS:
@@ -97,18 +97,21 @@ def _lut_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
     return Unit(layer.name, "hg_lut", (), 0, params, mem, tuple(hex_words(table.reshape(-1, 1), out.bits)))
 
 
-def _reorder_unit(layer: Layer, x: Stream, top: str) -> Unit:
-    """hg_reorder: the frame in arrival order, read back in canonical order; each .mem word holds an
-    element's source as (input beat << LB) | lane."""
+def _reorder_unit(layer: Layer, x: Stream, out: Stream, top: str) -> Unit:
+    """hg_reorder: the frame's input beats as they arrive, read back in canonical order; each .mem word
+    holds an element's source as (input beat << LB) | lane. Folded streams: x.fold lanes a beat in,
+    out.fold out, a pixel's OUT_PC codes in consecutive beats."""
     p = layer.params
     assert isinstance(p, ReorderParams)
-    perm = np.asarray(layer.arrays["perm"], dtype=np.int64)
-    wb, lb = unsigned_bits(p.in_pixels - 1), unsigned_bits(p.in_c - 1)
-    words = (perm // p.in_c) << lb | perm % p.in_c
+    source = reorder.buffer_index(layer, x)
+    beats, lanes = p.in_pixels * x.folds, x.fold
+    wb, lb = unsigned_bits(beats - 1), unsigned_bits(lanes - 1)
+    words = (source // lanes) << lb | source % lanes
     mem = f"{top}_{layer.name}_perm.mem"
-    params = (Param("IN_P", p.in_pixels), Param("IN_C", p.in_c), Param("OUT_C", p.out_c),
-              Param("B", x.bits), Param("ELEMENTS", perm.size), Param("WB", wb), Param("LB", lb),
-              Param("KB", unsigned_bits(perm.size - 1)), Param("CB", unsigned_bits(p.out_c - 1)),
+    folded = [Param("OUT_PC", p.out_c), Param("PB", unsigned_bits(p.out_c - 1))] if out.fold < p.out_c else []
+    params = (Param("IN_P", beats), Param("IN_C", lanes), Param("OUT_C", out.fold),
+              Param("B", x.bits), Param("ELEMENTS", source.size), Param("WB", wb), Param("LB", lb),
+              Param("KB", unsigned_bits(source.size - 1)), Param("CB", unsigned_bits(out.fold - 1)), *folded,
               Param("MEM_FILE", mem))
     return Unit(layer.name, "hg_reorder", (), 0, params, mem, tuple(hex_words(words.reshape(-1, 1), wb + lb)))
 

@@ -197,11 +197,15 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
         return [Process(f"slice({layer})", layer, n, _ops(n, [("r", args[0], every), ("w", args[1], every)]),
                         DEPTH["channels"])]
     if func == "reorder_layer":
-        n_in, n_el, oc = k["IN_PIXELS"], k["ELEMENTS"], k["OUT_C"]
-        n = n_in + n_el
-        return [Process(f"reorder({layer})", layer, n,
-                        _ops(n, [("r", args[0], np.arange(n_in)), ("w", args[1], n_in + _every(n_el, oc, oc - 1))]),
-                        DEPTH["reorder"])]
+        n_in, n_el, oc, pc = k["IN_PIXELS"], k["ELEMENTS"], k["OUT_C"], k["OUT_PC"]
+        frame = f"{layer}.frame"  # the ping-pong buffer: a token a frame, the bank being read not counted
+        within = np.arange(n_el) % pc  # a beat ends at its last lane or its pixel's last code
+        writes = np.flatnonzero((within % oc == oc - 1) | (within == pc - 1))
+        return [Process(f"reorder_write({layer})", layer, n_in,
+                        _ops(n_in, [("r", args[0], np.arange(n_in)), ("w", frame, np.array([n_in - 1]))]),
+                        DEPTH["reorder"]),
+                Process(f"reorder_read({layer})", layer, n_el,
+                        _ops(n_el, [("r", frame, np.array([0])), ("w", args[1], writes)]), DEPTH["reorder"])]
     if func == "upsample":  # resize.h: one output beat an iteration; a pixel's beats read at its first copy across
         folds, fw = k["FOLDS"], k["FW"]
         n, row = k["IN_H"] * k["FH"] * k["IN_W"] * fw * folds, k["IN_W"] * fw * folds
@@ -247,6 +251,8 @@ def network_processes(df: Dataflow, hw: HwConfig) -> tuple[list[Process], dict[s
             fifos[f"{layer}.sums"] = Fifo(2)
         if call["func"].startswith("mvu_shared"):
             fifos[f"{layer}.hand"] = Fifo(2)
+        if call["func"] == "reorder_layer":
+            fifos[f"{layer}.frame"] = Fifo(1)
         procs += kernel_processes(call["func"], k, args, layer)
     for o in ctx["outputs"]:
         n = o["beats"]
