@@ -157,3 +157,16 @@ def test_fold_major_pools_and_folded_tables_run_at_the_cycle_model(net: str) -> 
     df = build_dataflow(c.graph, c.config.hw)
     t = time_network(df, c.config.hw, frames=3, drain=False)
     assert t.cycles_per_frame == df.cycles_per_frame
+
+
+def test_a_gemm_reading_its_first_fold_does_not_stall_its_producer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """conv -> wide global max pool -> converters -> gemm (SIMD-folded input, 5 output folds): the gemm reads
+    a pixel's beats in its first output fold only. With the idle folds' beats in its FIFO the network runs
+    at the cycle model; without them (the control) the converters stall into that stretch every frame."""
+    import test_wide_gmax_hw
+
+    c = test_wide_gmax_hw._compile()
+    df = build_dataflow(c.graph, c.config.hw)
+    assert time_network(df, c.config.hw, frames=4, drain=False).cycles_per_frame == df.cycles_per_frame
+    monkeypatch.setattr(hls, "_first_fold_reads", lambda *args: None)
+    assert time_network(df, c.config.hw, frames=4, drain=False).cycles_per_frame > df.cycles_per_frame * 1.4
