@@ -75,8 +75,9 @@ def test_top_function_interface(resnet: tuple[Path, Dataflow]) -> None:
 
 
 def test_fifo_depths_are_the_dataflow_ones(resnet: tuple[Path, Dataflow]) -> None:
-    """Every edge gets the dataflow's deadlock depth, plus, in front of a sliding-window generator,
-    the rate depth (hls.rate_depths: the generator's end-of-frame tail); nothing else changes."""
+    """Every edge gets the dataflow's deadlock depth, plus, in front of a sliding-window generator
+    or a windowless MVU of several output folds, the rate depth (hls.rate_depths: the generator's
+    end-of-frame tail, the MVU's idle folds); nothing else changes."""
     out, df = resnet
     top = (out / "hls" / "src" / "top.cpp").read_text()
     decl = re.findall(r"> (\w+)\(\"\w+\"\);  // (\w+) -> (\w+)\n#pragma HLS STREAM variable=(\w+) depth=(\d+)", top)
@@ -84,7 +85,9 @@ def test_fifo_depths_are_the_dataflow_ones(resnet: tuple[Path, Dataflow]) -> Non
     edges.update({(df.input.name, df.layers[0].name): df.fifo_depth[(df.input.name, df.layers[0].name)]})
     codes = [layer_code(df, lay) for lay in df.layers]
     assert edges == hls_rate_depths(df, codes)
-    windowed = {code.name for code in codes if code.window}
+    consts = {code.name: {c["name"]: c["value"] for c in code.consts} for code in codes}
+    first_fold = {n for n, k in consts.items() if "IN_FOLD" in k and k["FOLD_O"] > 1}
+    windowed = {code.name for code in codes if code.window} | first_fold
     for edge, depth in df.fifo_depth.items():
         assert edges[edge] >= depth
         if edge[1] not in windowed:
