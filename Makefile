@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/golden_throughput.py
 	$(BIN)/python benchmarks/ort_agreement.py
 	$(BIN)/python benchmarks/rtl_cycles.py
+	$(BIN)/python benchmarks/hls_timed_cycles.py
 
 .PHONY: regress
 regress: $(STAMP)
