@@ -15,10 +15,11 @@
 // A residual skip stream (HAS_SKIP) supplies one pixel per output pixel to the epilogue.
 // TWO_STEP: each lane first reproduces the model's intermediate quantizer (hg_mvu_lane), RQD more
 // stages before the last requant step.
-// Pipeline: issue -> ROM/operands -> multiplier operands (registered beside each multiplier) ->
-// products -> adder tree (TD = tree_depth(SIMD) stages, each summing groups of 4) -> accumulate
+// Pipeline: issue -> ROM/operands -> multiplier operands (two register stages a lane, so that routing to
+// a multiplier far from the ROM is split) -> products (two register stages out of the multiplier) ->
+// adder tree (TD = tree_depth(SIMD) stages, each summing groups of 4) -> accumulate
 // (bias or acc, plus the last <= 2 partial sums) -> (RQ < PE: hold) -> requant (RQD = 6 stages of
-// hg_requant, 2*RQD with TWO_STEP) -> output; MD = 2 + TD stages from the ROM word to the accumulator.
+// hg_requant, 2*RQD with TWO_STEP) -> output; MD = 4 + TD stages from the ROM word to the accumulator.
 // All stages advance together while the output register can move and the skip (if needed) is there.
 // PACK (dense conv / gemm, lanes of one step share their activation; chosen by verilog_layers.py):
 // lanes 2k and 2k+1 share one multiplier, A = w0 + w1*2^F (F = WB + IB bits per field) times the
@@ -106,7 +107,7 @@ module hg_mvu #(
     localparam int TD = tree_depth(SIMD);
     localparam int TDM = TD > 0 ? TD : 1, NS = (SIMD + 3) / 4;  // array sizes (TD = 0: unused)
     localparam int NLAST = tree_width(TD);  // partial sums into the accumulate stage (1 or 2)
-    localparam int MD = 2 + TD;  // stages from the ROM word / operands (stage 1) to the accumulate stage
+    localparam int MD = 4 + TD;  // stages from the ROM word / operands (stage 1) to the accumulate stage
 
 
     logic en, skip_stall, fire0;
@@ -126,7 +127,8 @@ module hg_mvu #(
     logic signed [XB-1:0] x1 [0:NX-1];   // lane i reads x1[SHARED ? i % SIMD : i]
     logic [PE*SIMD*WB-1:0] w1;
     logic signed [PB-1:0] prod2 [0:PE*SIMD-1];     // one product per lane (unpaired lanes)
-    logic signed [PW-1:0] pp2 [0:(NP > 0 ? NP : 1)*SIMD-1];  // PACK: one double product per pair
+    logic signed [PB-1:0] prodq [0:PE*SIMD-1];     // ... registered again
+    logic signed [PW-1:0] ppq [0:(NP > 0 ? NP : 1)*SIMD-1];  // PACK: one double product per pair (g_pack.pp2, again)
     logic signed [AB-1:0] acc [0:PE-1];
     logic [RQ*OB-1:0] y5;
     logic [ACCB-1:0] bias [0:PE-1];  // the bias of channel nf2*PE + p (a ROM per lane, hg_table)
@@ -201,16 +203,18 @@ module hg_mvu #(
     end
     logic signed [WB-1:0] wm [0:PE*SIMD-1];
     logic signed [XB-1:0] xm [0:PE*SIMD-1];
+    logic signed [WB-1:0] wn [0:PE*SIMD-1];  // the second operand stage
+    logic signed [XB-1:0] xn [0:PE*SIMD-1];
 
     // LUTMUL: w*x = sum of x*2^b over the weight's bits b (the sign bit subtracts)
     logic signed [PB-1:0] pm [0:PE*SIMD-1];
     logic signed [PB-1:0] xs;
     always_comb begin
         for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) begin
-            xs = {{(PB - XB){xm[i][XB-1]}}, xm[i]};
+            xs = {{(PB - XB){xn[i][XB-1]}}, xn[i]};
             pm[i] = '0;
             for (int b = 0; b < WB; b++) begin
-                if (wm[i][b]) pm[i] = (b == WB - 1) ? pm[i] - (xs <<< b) : pm[i] + (xs <<< b);
+                if (wn[i][b]) pm[i] = (b == WB - 1) ? pm[i] - (xs <<< b) : pm[i] + (xs <<< b);
             end
         end
     end
@@ -224,7 +228,10 @@ module hg_mvu #(
             for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) begin
                 wm[i] <= wl[i];
                 xm[i] <= x1[SHARED ? i % SIMD : i];
-                prod2[i] <= LUTMUL ? pm[i] : wm[i] * xm[i];
+                wn[i] <= wm[i];
+                xn[i] <= xm[i];
+                prod2[i] <= LUTMUL ? pm[i] : wn[i] * xn[i];
+                prodq[i] <= prod2[i];
             end
             nf3 <= nf2;
         end
@@ -261,17 +268,23 @@ module hg_mvu #(
         end
         logic signed [AW-1:0] am [0:NP*SIMD-1];
         logic signed [XB-1:0] xpm [0:NP*SIMD-1];
+        logic signed [AW-1:0] an [0:NP*SIMD-1];
+        logic signed [PW-1:0] pp2 [0:NP*SIMD-1];
+        logic signed [XB-1:0] xpn [0:NP*SIMD-1];
         always_ff @(posedge clk) begin
             if (en) begin
                 for (int js = 0; js < NP * SIMD; js++) begin
                     am[js] <= aop[js];
                     xpm[js] <= x1[js % SIMD];  // PACK implies SHARED
-                    pp2[js] <= am[js] * xpm[js];
+                    an[js] <= am[js];
+                    xpn[js] <= xpm[js];
+                    pp2[js] <= an[js] * xpn[js];
+                    ppq[js] <= pp2[js];
                 end
             end
         end
     end else begin : g_nopack
-        always_comb pp2[0] = '0;
+        always_comb ppq[0] = '0;
     end
 
     // the lane products as ACCB-bit terms (modulo 2^ACCB); a pair's double product splits into the low
@@ -287,9 +300,9 @@ module hg_mvu #(
         for (int p = 0; p < PE; p++) begin
             for (int s = 0; s < SIMD; s++) begin
                 j = ((p / 2) % NPS) * SIMD + s;  // PACK: the pair of lanes 2k, 2k+1 that p belongs to
-                if (p >= 2 * NP) pl = prod2[p * SIMD + s];
-                else if (p % 2 == 0) pl = pp2[j][F-1:0];
-                else pl = pp2[j][F +: PB] + {{(PB - 1){1'b0}}, pp2[j][F-1]};
+                if (p >= 2 * NP) pl = prodq[p * SIMD + s];
+                else if (p % 2 == 0) pl = ppq[j][F-1:0];
+                else pl = ppq[j][F +: PB] + {{(PB - 1){1'b0}}, ppq[j][F-1]};
                 pe_x = {{(PX - PB + 1){pl[PB-1]}}, pl[PB-2:0]};  // the sum is mod 2^ACCB
                 leaf[p * SIMD + s] = pe_x[AB-1:0];
             end
