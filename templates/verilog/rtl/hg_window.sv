@@ -13,9 +13,9 @@
 // (avail > index of the window's last pixel); a pixel is written once the buffer row it replaces is
 // no longer needed (avail < (lowest needed row + ROWS) * IN_W). One tap per cycle, no bubbles.
 // Timing: the tap counters run GD = 3 stages ahead of the read (a generator pipeline that advances
-// with the read and fills once after reset): G1 the row and column of the tap, G2 padding, buffer row
-// and the clamped bounds, G3 the buffer address, the index of the window's last pixel and the write
-// limit. The read itself compares registered values with `avail` only, so no multiply-add chain
+// with the read; the reset loads it with the first three taps, worked out by constant functions, so
+// it is full from the first cycle): G1 the row and column of the tap, G2 padding, buffer row and the
+// clamped bounds, G3 the buffer address, the index of the window's last pixel and the write limit. The read itself compares registered values with `avail` only, so no multiply-add chain
 // sits between the counters and the buffer; the write address is a counter of its own.
 module hg_window #(
     parameter int WIDTH = 8,
@@ -74,6 +74,39 @@ module hg_window #(
         for (int b = 0; b < 31; b++) if (((k >> b) & 1) != 0) mulc = mulc + (v <<< b);
     endfunction
 
+    // the generator's reset: tap k of the frame sequence (frames of TPF taps), its counters and the
+    // values the stages hold for it (the same arithmetic as below, on constants)
+    localparam int TPF = KW * KH * REPEAT * OUT_W * OUT_H;
+    function int t_kx(input int k); t_kx = k % KW; endfunction
+    function int t_ky(input int k); t_ky = (k / KW) % KH; endfunction
+    function int t_rep(input int k); t_rep = (k / (KW * KH)) % REPEAT; endfunction
+    function int t_ox(input int k); t_ox = (k / (KW * KH * REPEAT)) % OUT_W; endfunction
+    function int t_oy(input int k); t_oy = (k / (KW * KH * REPEAT * OUT_W)) % OUT_H; endfunction
+    function int t_fb(input int k); t_fb = ((k / TPF) * IN_H) & (ROWS - 1); endfunction
+    function int t_last(input int k); t_last = (k % TPF) == TPF - 1 ? 1 : 0; endfunction
+    function int t_iy(input int k); t_iy = t_oy(k) * SH - PT + t_ky(k) * DH; endfunction
+    function int t_ix(input int k); t_ix = t_ox(k) * SW - PL + t_kx(k) * DW + t_rep(k) * REP_STEP; endfunction
+    function int clampi(input int v, input int hi);
+        clampi = v < 0 ? 0 : (v > hi ? hi : v);
+    endfunction
+    function int t_nr(input int k); t_nr = t_oy(k) * SH - PT + (KH - 1) * DH; endfunction
+    function int t_nc(input int k);
+        t_nc = t_ox(k) * SW - PL + (KW - 1) * DW + (REPEAT - 1) * REP_STEP;
+    endfunction
+    function int t_lr(input int k); t_lr = t_oy(k) * SH - PT; endfunction
+    function int t_pad(input int k);
+        t_pad = (t_iy(k) < 0 || t_iy(k) >= IN_H || t_ix(k) < 0 || t_ix(k) >= IN_W) ? 1 : 0;
+    endfunction
+    function int t_slot(input int k); t_slot = (t_fb(k) + t_iy(k)) & (ROWS - 1); endfunction
+    localparam int KX_R = t_kx(3), KY_R = t_ky(3), RP_R = t_rep(3), OX_R = t_ox(3), OY_R = t_oy(3), FB_R = t_fb(3);
+    localparam int IY1_R = t_iy(2), IX1_R = t_ix(2), NR1_R = t_nr(2), NC1_R = t_nc(2), LR1_R = t_lr(2);
+    localparam int FB1_R = t_fb(2), L1_R = t_last(2);
+    localparam int PAD2_R = t_pad(1), SLOT2_R = t_slot(1), IX2_R = t_ix(1), NR2_R = clampi(t_nr(1), IN_H - 1);
+    localparam int NC2_R = clampi(t_nc(1), IN_W - 1), LR2_R = clampi(t_lr(1), IN_H), L2_R = t_last(1);
+    localparam int RADDR3_R = t_slot(0) * IN_W + t_ix(0), PAD3_R = t_pad(0), L3_R = t_last(0);
+    localparam int NEED3_R = clampi(t_nr(0), IN_H - 1) * IN_W + clampi(t_nc(0), IN_W - 1);
+    localparam int WLIM3_R = (clampi(t_lr(0), IN_H) + ROWS) * IN_W;
+
     // 32-bit scratch arithmetic: addresses and counters use only their low bits
     /* verilator lint_off UNUSEDSIGNAL */
     int oy_i, ox_i, ky_i, kx_i, iy, ix, need_r, need_c, low_row, nr_c, nc_c, lr_c, slot_i;
@@ -81,8 +114,7 @@ module hg_window #(
     /* verilator lint_on UNUSEDSIGNAL */
     logic g0_last, pad_c;
     logic rd_ok, wr_ok, adv, push, eng, end_kx, end_ky, end_rep, end_ox, end_oy;
-    // the generator stages: valid (filled once after reset) and their registers
-    logic gv1, gv2, gv3;
+    // the generator stages' registers
     logic signed [CB-1:0] iy1, ix1, nr1, nc1, lr1;
     logic [RB-1:0] fb1;
     logic last1, last2, last3, pad2, pad3;
@@ -121,12 +153,12 @@ module hg_window #(
 
     // the read: a tap is read once every input pixel of its window is in; a pixel is written once the
     // buffer row it replaces is no longer needed by the tap being read
-    assign rd_ok = gv3 && avail > need3;
-    assign wr_ok = gv3 && avail < wlim3;
+    assign rd_ok = avail > need3;
+    assign wr_ok = avail < wlim3;
     assign in_ready = wr_ok;
     assign push = in_valid && wr_ok;
     assign adv = rd_ok && (!vq || out_ready);
-    assign eng = adv || !gv3;  // the generator moves with the read (and fills after reset)
+    assign eng = adv;  // the generator moves with the read
     assign end_kx = kx == LKX[KXB-1:0];
     assign end_ky = ky == LKY[KYB-1:0];
     assign end_rep = rep == LRP[RPB-1:0];
@@ -150,7 +182,27 @@ module hg_window #(
             rdata <= mem[raddr3];
             pad_q <= pad3;
         end
-        if (eng) begin
+        if (!rst_n) begin
+            iy1 <= IY1_R[CB-1:0];
+            ix1 <= IX1_R[CB-1:0];
+            nr1 <= NR1_R[CB-1:0];
+            nc1 <= NC1_R[CB-1:0];
+            lr1 <= LR1_R[CB-1:0];
+            fb1 <= FB1_R[RB-1:0];
+            last1 <= L1_R[0];
+            pad2 <= PAD2_R[0];
+            slot2 <= SLOT2_R[RB-1:0];
+            ix2 <= IX2_R[CB-1:0];
+            nr2 <= NR2_R[CB-1:0];
+            nc2 <= NC2_R[CB-1:0];
+            lr2 <= LR2_R[CB-1:0];
+            last2 <= L2_R[0];
+            raddr3 <= RADDR3_R[AW-1:0];
+            need3 <= NEED3_R[AB-1:0];
+            wlim3 <= WLIM3_R[AB-1:0];
+            pad3 <= PAD3_R[0];
+            last3 <= L3_R[0];
+        end else if (eng) begin
             iy1 <= iy[CB-1:0];
             ix1 <= ix[CB-1:0];
             nr1 <= need_r[CB-1:0];
@@ -175,10 +227,14 @@ module hg_window #(
 
     always_ff @(posedge clk) begin
         if (!rst_n) begin
-            {oy, ox, rep, ky, kx, fbase} <= '0;
+            oy <= OY_R[OYB-1:0];
+            ox <= OX_R[OXB-1:0];
+            rep <= RP_R[RPB-1:0];
+            ky <= KY_R[KYB-1:0];
+            kx <= KX_R[KXB-1:0];
+            fbase <= FB_R[RB-1:0];
             waddr <= '0;
             avail <= '0;
-            {gv1, gv2, gv3} <= '0;
             vq <= 1'b0;
         end else begin
             if (push) waddr <= waddr == LDEPTH[AW-1:0] ? '0 : waddr + 1'b1;
@@ -186,7 +242,6 @@ module hg_window #(
             else if (push) avail <= av_p1;
             if (!vq || out_ready) vq <= rd_ok;
             if (eng) begin
-                {gv1, gv2, gv3} <= {1'b1, gv1, gv2};
                 kx <= end_kx ? '0 : kx + 1'b1;
                 if (end_kx) begin
                     ky <= end_ky ? '0 : ky + 1'b1;
