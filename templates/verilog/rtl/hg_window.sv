@@ -12,11 +12,13 @@
 // to ROWS rows ahead, into the next frame). A tap is read once every input pixel of its window is in
 // (avail > index of the window's last pixel); a pixel is written once the buffer row it replaces is
 // no longer needed (avail < (lowest needed row + ROWS) * IN_W). One tap per cycle, no bubbles.
-// Timing: the tap counters run GD = 3 stages ahead of the read (a generator pipeline that advances
-// with the read; the reset loads it with the first three taps, worked out by constant functions, so
-// it is full from the first cycle): G1 the row and column of the tap, G2 padding, buffer row and the
-// clamped bounds, G3 the buffer address, the index of the window's last pixel and the write limit. The read itself compares registered values with `avail` only, so no multiply-add chain
-// sits between the counters and the buffer; the write address is a counter of its own.
+// Timing: the tap counters run GD = 3 stages ahead of the read, a generator pipeline that advances
+// with the read: G1 the row and column of the tap, G2 padding, buffer row and the clamped bounds, G3
+// the buffer address, the index of the window's last pixel and the write limit. The reset loads G1..G3
+// with taps 2, 1, 0 and the counters with tap 3 (constant functions of the geometry), so the pipeline
+// is full from the first cycle after reset and the first tap issues when it did without it. The read
+// compares registered values with `avail` only, so no multiply-add chain sits between the counters
+// and the buffer; the write address is a counter of its own.
 module hg_window #(
     parameter int WIDTH = 8,
     parameter int IN_H = 4, parameter int IN_W = 4,
