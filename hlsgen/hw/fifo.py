@@ -13,8 +13,10 @@ from hlsgen.hw.model import Layer, Stream
 FIFO_MARGIN = 2  # full throughput: a push and a pop in the same cycle
 SLICE_DEPTH = 1  # a register slice (hg_fifo DEPTH 1): one beat every other cycle, no memory
 STAGE_LATENCY = 4  # cycles a beat spends in one layer of a branch beyond its data dependencies (FIFO, registers)
-UNIT_LATENCY = 15  # cycles a unit's pipeline adds to a pixel in the timed lead model (hg_mvu's, the deepest; 12
-# before hg_requant went from 2 to 5 stages)
+UNIT_LATENCY = 19  # cycles a unit's pipeline adds to a pixel in the timed lead model (hg_mvu's, the deepest, at
+# SIMD <= 2; a kind's `extra_latency` adds hg_mvu's adder-tree stages). 12 before hg_requant went from 2 to 5
+# stages, 15 before hg_mvu registered each multiplier's operands twice and its product once more (+3) and hg_requant
+# took 6 stages (+1)
 
 
 def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tuple[str, str], int]:
@@ -146,7 +148,7 @@ def _paced(dep: np.ndarray, step: float) -> np.ndarray:
 def ready_times(layers: list[Layer], by_name: Mapping[str, Stream], period: int) -> dict[str, np.ndarray]:
     """For every stream pixel, the cycle it is ready in the steady state: the network input arrives
     at the network's rate (period / pixels a pixel); each layer emits its pixels at its own rate
-    (cycles / output pixels) at the fastest, each one a step and its pipeline's UNIT_LATENCY after the
+    (cycles / output pixels) at the fastest, each one a step and its pipeline's `unit_latency` after the
     input pixels it depends on."""
     first = next(iter(by_name.values()))
     t: dict[str, np.ndarray] = {first.name: np.arange(1, first.pixels + 1) * (period / first.pixels)}
@@ -156,8 +158,15 @@ def ready_times(layers: list[Layer], by_name: Mapping[str, Stream], period: int)
         for extra in lay.inputs[1:]:
             dep = np.maximum(dep, t[extra][np.minimum(np.arange(dep.size), t[extra].size - 1)])
         step = lay.cycles / out.pixels
-        t[lay.output] = _paced(dep + step + UNIT_LATENCY, step)
+        t[lay.output] = _paced(dep + step + unit_latency(lay), step)
     return t
+
+
+def unit_latency(lay: Layer) -> int:
+    """Cycles the layer's unit adds to a pixel: UNIT_LATENCY, plus its kind's `extra_latency` if any
+    (hg_mvu's adder tree grows with SIMD)."""
+    extra = getattr(MODULES[lay.kind], "extra_latency", None)
+    return UNIT_LATENCY + (int(extra(lay)) if extra is not None else 0)
 
 
 def input_needed(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[str, np.ndarray]:

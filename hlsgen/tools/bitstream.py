@@ -72,6 +72,7 @@ def bitstream(out_dir: str | Path, board_name: str, part: str | None = None, fre
     part_name = part or board.part
     target = pnr_target(part_name)
     tools = Tools.find(yosys, nextpnr)
+    auto = freq is None
     if freq is None:
         measured = pnr(out, part=part_name, freq=DEFAULT_FREQ, seed=seed, yosys=yosys, nextpnr=nextpnr,
                        use_cache=use_cache)
@@ -82,6 +83,11 @@ def bitstream(out_dir: str | Path, board_name: str, part: str | None = None, fre
             note(f"the PLL runs the design at {freq:g} MHz, 90% of the {measured['fmax_mhz']:.1f} MHz it reaches "
                  "out of context (--freq sets another)")
     pll, mhz = make_pll(tools.nextpnr, board.clock_mhz, freq)
+    if auto:  # ecppll gives the clock nearest the request, which may lie above it: ask lower until it does not
+        req = freq
+        while mhz > freq and req > 2.0:
+            req -= 1.0
+            pll, mhz = make_pll(tools.nextpnr, board.clock_mhz, req)
     base = design_of(out)
     extra = {**selftest.sources(out, board, mhz), "hg_pll.sv": pll, f"{board.name}.lpf": board.lpf().encode()}
     files = (*base.files, "hg_pll.sv", "hg_selftest.sv", f"{selftest.TOP}.sv")

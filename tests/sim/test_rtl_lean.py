@@ -138,8 +138,8 @@ def test_packed_pairs_bit_exact(packed: Path) -> None:
 
 def test_packed_pair_without_the_sign_correction_is_caught(packed: Path, tmp_path: Path) -> None:
     """The upper field of a pair is w1*xu only after adding the low field's sign: dropping it is caught."""
-    _mutant_is_caught(packed, tmp_path, "hg_mvu.sv", "pp2[j][F +: PB] + {{(PB - 1){1'b0}}, pp2[j][F-1]}",
-                      "pp2[j][F +: PB]", "conv")
+    _mutant_is_caught(packed, tmp_path, "hg_mvu.sv", "ppq[j][F +: PB] + {{(PB - 1){1'b0}}, ppq[j][F-1]}",
+                      "ppq[j][F +: PB]", "conv")
 
 
 @pytest.mark.heavy  # a second packed-pair mutant; the sign-correction one stays in the default suite

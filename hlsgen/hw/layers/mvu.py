@@ -123,6 +123,20 @@ def cycles(layer: Layer, x: Stream, out: Stream) -> int:
     return out.pixels * m.nf * m.kk * m.sf
 
 
+def tree_depth(simd: int) -> int:
+    """hg_mvu's adder-tree register stages for SIMD products a lane (its `tree_depth`): each stage sums
+    groups of 4 until at most 2 partial sums are left for the accumulate stage (SIMD <= 2: none)."""
+    d = 0
+    while simd > 2 * 4**d:
+        d += 1
+    return d
+
+
+def extra_latency(layer: Layer) -> int:
+    """Cycles hg_mvu's pipeline takes beyond hw/fifo.py's UNIT_LATENCY: its adder-tree stages."""
+    return tree_depth(1 if layer.kind == Kind.DWCONV else layer.simd)
+
+
 def last_input_pixel(layer: Layer, x: Stream, out: Stream) -> np.ndarray:
     w = params_of(layer).window
     return whole_frame(layer, x, out) if w is None else window_last_pixel(w, out)

@@ -15,9 +15,12 @@
 // A residual skip stream (HAS_SKIP) supplies one pixel per output pixel to the epilogue.
 // TWO_STEP: each lane first reproduces the model's intermediate quantizer (hg_mvu_lane), RQD more
 // stages before the last requant step.
-// Pipeline: issue -> ROM/operands -> products -> accumulate -> (RQ < PE: hold) -> requant (RQD = 5
-// stages of hg_requant, 2*RQD with TWO_STEP) -> output;
-// all stages advance together while the output register can move and the skip (if needed) is there.
+// Pipeline: issue -> ROM/operands -> multiplier operands (two register stages a lane, so that routing to
+// a multiplier far from the ROM is split) -> products (two register stages out of the multiplier) ->
+// adder tree (TD = tree_depth(SIMD) stages, each summing groups of 4) -> accumulate
+// (bias or acc, plus the last <= 2 partial sums) -> (RQ < PE: hold) -> requant (RQD = 6 stages of
+// hg_requant, 2*RQD with TWO_STEP) -> output; MD = 4 + TD stages from the ROM word to the accumulator.
+// All stages advance together while the output register can move and the skip (if needed) is there.
 // PACK (dense conv / gemm, lanes of one step share their activation; chosen by verilog_layers.py):
 // lanes 2k and 2k+1 share one multiplier, A = w0 + w1*2^F (F = WB + IB bits per field) times the
 // activation as an unsigned IB-bit code xu (signed codes: xu = x + 2^(IB-1), the constant
@@ -90,8 +93,21 @@ module hg_mvu #(
     localparam logic [IB-1:0] XFLIP = (PACK && IN_SIGNED) ? {1'b1, {(IB-1){1'b0}}} : '0;
     localparam int QF = PE / RQ, NFQ = NF * QF;  // requant sub-steps per group; groups seen by the units
     localparam int QB = $clog2(QF + 1), NQB = $clog2(NFQ + 1), LQF = QF - 1, LNFQ = NFQ - 1;
-    localparam int RQD = 5;                      // hg_requant's DEPTH
+    localparam int RQD = 6;                      // hg_requant's DEPTH
     localparam int LD = TWO_STEP ? 2 * RQD : RQD;  // the lanes' latency
+    // the adder tree: stage d (1..TD) holds NW(d) = ceil(SIMD / 4^d) partial sums a lane, stage TD <= 2
+    // (TD = 0: the accumulate stage adds the SIMD <= 2 products itself)
+    function int tree_depth(input int n);
+        tree_depth = 0;
+        for (int k = 0; k < 15; k++) if (n > 2 * (1 << (2 * k))) tree_depth = k + 1;
+    endfunction
+    function int tree_width(input int d);
+        tree_width = (SIMD + (1 << (2 * d)) - 1) >> (2 * d);
+    endfunction
+    localparam int TD = tree_depth(SIMD);
+    localparam int TDM = TD > 0 ? TD : 1, NS = (SIMD + 3) / 4;  // array sizes (TD = 0: unused)
+    localparam int NLAST = tree_width(TD);  // partial sums into the accumulate stage (1 or 2)
+    localparam int MD = 4 + TD;  // stages from the ROM word / operands (stage 1) to the accumulate stage
 
 
     logic en, skip_stall, fire0;
@@ -102,7 +118,7 @@ module hg_mvu #(
     logic vq;                                           // the units take an input this cycle
     logic signed [AB-1:0] xq [0:RQ-1];                  // ... the accumulators they take
     logic [RAB-1:0] ra;
-    logic v1, v2, v3, v_out, first1, first2, last1, last2;
+    logic v1, v2, v3, v_out, first1, first2, last1, last2;  // stage 1, and the accumulate stage (2)
     // SHARED (dense conv / gemm): every PE lane of a step reads the same SIMD input channels, so the
     // operands are selected and registered once per SIMD lane; else one operand per (pe, s) lane
     localparam bit SHARED = !DEPTHWISE && GROUP == 1;
@@ -111,7 +127,8 @@ module hg_mvu #(
     logic signed [XB-1:0] x1 [0:NX-1];   // lane i reads x1[SHARED ? i % SIMD : i]
     logic [PE*SIMD*WB-1:0] w1;
     logic signed [PB-1:0] prod2 [0:PE*SIMD-1];     // one product per lane (unpaired lanes)
-    logic signed [PW-1:0] pp2 [0:(NP > 0 ? NP : 1)*SIMD-1];  // PACK: one double product per pair
+    logic signed [PB-1:0] prodq [0:PE*SIMD-1];     // ... registered again
+    logic signed [PW-1:0] ppq [0:(NP > 0 ? NP : 1)*SIMD-1];  // PACK: one double product per pair (g_pack.pp2, again)
     logic signed [AB-1:0] acc [0:PE-1];
     logic [RQ*OB-1:0] y5;
     logic [ACCB-1:0] bias [0:PE-1];  // the bias of channel nf2*PE + p (a ROM per lane, hg_table)
@@ -177,21 +194,27 @@ module hg_mvu #(
         end
     end
 
-    // stages 1-2: operands with the ROM word, then the products
+    // stage 1: operands with the ROM word; stage M: each multiplier's operands registered again, one
+    // register per lane (placed beside its multiplier: the ROM word and the shared operand x1 fan out
+    // over the whole device); stage P: the products
     logic signed [WB-1:0] wl [0:PE*SIMD-1];
     always_comb begin
         for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) wl[i] = w1[i * WB +: WB];  // the unpaired lanes
     end
+    logic signed [WB-1:0] wm [0:PE*SIMD-1];
+    logic signed [XB-1:0] xm [0:PE*SIMD-1];
+    logic signed [WB-1:0] wn [0:PE*SIMD-1];  // the second operand stage
+    logic signed [XB-1:0] xn [0:PE*SIMD-1];
 
     // LUTMUL: w*x = sum of x*2^b over the weight's bits b (the sign bit subtracts)
     logic signed [PB-1:0] pm [0:PE*SIMD-1];
     logic signed [PB-1:0] xs;
     always_comb begin
         for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) begin
-            xs = {{(PB - XB){x1[SHARED ? i % SIMD : i][XB-1]}}, x1[SHARED ? i % SIMD : i]};
+            xs = {{(PB - XB){xn[i][XB-1]}}, xn[i]};
             pm[i] = '0;
             for (int b = 0; b < WB; b++) begin
-                if (wl[i][b]) pm[i] = (b == WB - 1) ? pm[i] - (xs <<< b) : pm[i] + (xs <<< b);
+                if (wn[i][b]) pm[i] = (b == WB - 1) ? pm[i] - (xs <<< b) : pm[i] + (xs <<< b);
             end
         end
     end
@@ -202,11 +225,21 @@ module hg_mvu #(
             first1 <= tap == '0 && sf == '0;
             last1 <= tap == LKK[TB-1:0] && sf == LSF[SFB-1:0];
             nf1 <= nf;
-            for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) prod2[i] <= LUTMUL ? pm[i] : wl[i] * x1[SHARED ? i % SIMD : i];
-            {first2, last2, nf2} <= {first1, last1, nf1};
+            for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) begin
+                wm[i] <= wl[i];
+                xm[i] <= x1[SHARED ? i % SIMD : i];
+                wn[i] <= wm[i];
+                xn[i] <= xm[i];
+                prod2[i] <= LUTMUL ? pm[i] : wn[i] * xn[i];
+                prodq[i] <= prod2[i];
+            end
             nf3 <= nf2;
         end
     end
+    // the control beside the data: MD stages from stage 1 to the accumulate stage
+    hg_delay #(.W(3 + NB), .D(MD), .RESET(1'b1)) u_ctl (
+        .clk(clk), .rst_n(rst_n), .en(en), .d({v1, first1, last1, nf1}), .q({v2, first2, last2, nf2})
+    );
 
     // the weight ROM, read in stage 1: block RAM when deep; when shallow the synthesis tool picks (Yosys:
     // LUTs; rom_style "distributed" has no ROM mapping in Yosys 0.70 and fails)
@@ -233,21 +266,31 @@ module hg_mvu #(
                 end
             end
         end
+        logic signed [AW-1:0] am [0:NP*SIMD-1];
+        logic signed [XB-1:0] xpm [0:NP*SIMD-1];
+        logic signed [AW-1:0] an [0:NP*SIMD-1];
+        logic signed [PW-1:0] pp2 [0:NP*SIMD-1];
+        logic signed [XB-1:0] xpn [0:NP*SIMD-1];
         always_ff @(posedge clk) begin
             if (en) begin
-                for (int js = 0; js < NP * SIMD; js++) pp2[js] <= aop[js] * x1[js % SIMD];  // PACK implies SHARED
+                for (int js = 0; js < NP * SIMD; js++) begin
+                    am[js] <= aop[js];
+                    xpm[js] <= x1[js % SIMD];  // PACK implies SHARED
+                    an[js] <= am[js];
+                    xpn[js] <= xpm[js];
+                    pp2[js] <= an[js] * xpn[js];
+                    ppq[js] <= pp2[js];
+                end
             end
         end
     end else begin : g_nopack
-        always_comb pp2[0] = '0;
+        always_comb ppq[0] = '0;
     end
 
-    // stage 3: accumulate (modulo 2^ACCB) the lane products; a pair's double product splits into the low
-    // field w0*xu (lane 2k) and the upper field + the low field's sign w1*xu (lane 2k+1). The bias of
-    // channel nf2*PE + p starts every group.
+    // the lane products as ACCB-bit terms (modulo 2^ACCB); a pair's double product splits into the low
+    // field w0*xu (lane 2k) and the upper field + the low field's sign w1*xu (lane 2k+1)
     localparam int NPS = NP > 0 ? NP : 1;
-    logic signed [AB-1:0] acc_next [0:PE-1];
-    logic signed [AB-1:0] sum;
+    logic signed [AB-1:0] leaf [0:PE*SIMD-1];
     logic signed [PX-1:0] pe_x;
     logic signed [PB-1:0] pl;  // the lane's product
     /* verilator lint_off UNUSEDSIGNAL */
@@ -255,16 +298,53 @@ module hg_mvu #(
     /* verilator lint_on UNUSEDSIGNAL */
     always_comb begin
         for (int p = 0; p < PE; p++) begin
-            sum = acc[p];
-            if (first2) sum = bias[p];
             for (int s = 0; s < SIMD; s++) begin
                 j = ((p / 2) % NPS) * SIMD + s;  // PACK: the pair of lanes 2k, 2k+1 that p belongs to
-                if (p >= 2 * NP) pl = prod2[p * SIMD + s];
-                else if (p % 2 == 0) pl = pp2[j][F-1:0];
-                else pl = pp2[j][F +: PB] + {{(PB - 1){1'b0}}, pp2[j][F-1]};
+                if (p >= 2 * NP) pl = prodq[p * SIMD + s];
+                else if (p % 2 == 0) pl = ppq[j][F-1:0];
+                else pl = ppq[j][F +: PB] + {{(PB - 1){1'b0}}, ppq[j][F-1]};
                 pe_x = {{(PX - PB + 1){pl[PB-1]}}, pl[PB-2:0]};  // the sum is mod 2^ACCB
-                sum = sum + pe_x[AB-1:0];
+                leaf[p * SIMD + s] = pe_x[AB-1:0];
             end
+        end
+    end
+
+    // stages T1..TD: the adder tree; node i of stage d (lane p) at tr[(p*TDM + d-1)*NS + i] sums nodes
+    // 4i..4i+3 of stage d-1 (stage 0: the leaves)
+    logic signed [AB-1:0] tr [0:PE*TDM*NS-1];
+    logic signed [AB-1:0] tn [0:PE*TDM*NS-1];
+    logic signed [AB-1:0] tsum;
+    always_comb begin
+        for (int k = 0; k < PE * TDM * NS; k++) tn[k] = '0;
+        for (int p = 0; p < PE; p++) begin
+            for (int d = 1; d <= TD; d++) begin
+                for (int i = 0; i < NS; i++) begin
+                    tsum = '0;
+                    for (int c = 0; c < 4; c++) begin
+                        if (i < tree_width(d) && 4 * i + c < tree_width(d - 1))
+                            tsum = tsum + (d == 1 ? leaf[p * SIMD + 4 * i + c] : tr[(p * TDM + d - 2) * NS + 4 * i + c]);
+                    end
+                    tn[(p * TDM + d - 1) * NS + i] = tsum;
+                end
+            end
+        end
+    end
+    always_ff @(posedge clk) begin
+        if (en) begin
+            for (int k = 0; k < PE * TDM * NS; k++) tr[k] <= tn[k];
+        end
+    end
+
+    // the accumulate stage (modulo 2^ACCB): the bias of channel nf2*PE + p starts every group, then the
+    // last NLAST partial sums (TD = 0: the SIMD products)
+    logic signed [AB-1:0] acc_next [0:PE-1];
+    logic signed [AB-1:0] sum;
+    always_comb begin
+        for (int p = 0; p < PE; p++) begin
+            sum = acc[p];
+            if (first2) sum = bias[p];
+            for (int c = 0; c < NLAST; c++)
+                sum = sum + (TD == 0 ? leaf[p * SIMD + c] : tr[(p * TDM + TDM - 1) * NS + c]);
             acc_next[p] = sum;
         end
     end
@@ -279,7 +359,7 @@ module hg_mvu #(
         if (!rst_n) begin
             {sf, tap, nf} <= '0;
             ra <= '0;
-            {v1, v2, v3} <= '0;
+            {v1, v3} <= '0;
         end else if (en) begin
             if (fire0) begin
                 ra <= ra == LWORD[RAB-1:0] ? '0 : ra + 1'b1;
@@ -289,7 +369,7 @@ module hg_mvu #(
                     if (tap == LKK[TB-1:0]) nf <= nf == LNF[NB-1:0] ? '0 : nf + 1'b1;
                 end
             end
-            {v1, v2} <= {fire0, v1};
+            v1 <= fire0;
             v3 <= v2 && last2;
         end
     end

@@ -1,6 +1,6 @@
 // hg_mvu_lane: the requant epilogue of PE lane LANE of hg_mvu: picks the per-channel parameters of
 // channel nf*PE + LANE, the skip code of that channel (minus its zero point), and runs hg_requant (RQD =
-// 5 stages, advancing with en). The lane's parameters are small ROMs indexed by the output fold nf
+// 6 stages, advancing with en). The lane's parameters are small ROMs indexed by the output fold nf
 // (hg_table; no run-time multiplied index into the wide vectors).
 // TWO_STEP (the model quantizes t between the layer and its fused ops, docs/numerics.md §8): a first
 // hg_requant reproduces that quantizer, t = clamp(MID_ZP + round_shift(acc * M1, S1), MID_LO, MID_HI)
@@ -38,7 +38,7 @@ module hg_mvu_lane #(
     localparam int SXB = SKB + 2;
     localparam int XB2 = TWO_STEP ? MXB : AB;  // operand width of the (last) requant step
     localparam int CH = NF * PE;  // entries of every parameter vector
-    localparam int RQD = 5;  // hg_requant's DEPTH
+    localparam int RQD = 6;  // hg_requant's DEPTH
 
     logic [NB-1:0] nf_d, nf2;
     logic signed [MB-1:0] m, m_neg;

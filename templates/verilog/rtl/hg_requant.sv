@@ -1,4 +1,4 @@
-// hg_requant: one lane of the requant epilogue (hlsgen/numerics.py, docs/numerics.md), DEPTH = 5 stages.
+// hg_requant: one lane of the requant epilogue (hlsgen/numerics.py, docs/numerics.md), DEPTH = 6 stages.
 //   v = x * (m_neg if HAS_NEG and x*m < 0 else m)  [+ sx * sm  if HAS_SKIP]  [+ b  if HAS_BIAS]
 //   y = clamp(ZP + round_shift(v, sh), LO, HI)
 // (b: the step-2 bias B2 of a two-step epilogue, already at the scale 2^sh of v.)
@@ -14,10 +14,11 @@
 //     is one 18x18 DSP when XB <= 35), sx*sm, and the rounding offset of sh, registered
 //   3 v = the products' sum + b
 //   4 u = v + 2^(sh-1) - 1 + v[sh] (half up: + 2^(sh-1)), its bits from MIN_SHIFT up
-//   5 q = u >>> sh, clamp, + ZP: y
+//   5 q = u >>> sh
+//   6 y = clamp(q, LO - ZP, HI - ZP) + ZP: both compares and q + ZP side by side, then one selection
 // Stage registers advance when `en` is high; y follows x (and m .. sh) by DEPTH enabled cycles. The
 // caller delays the matching valid bits, fold indices and skip codes by DEPTH (hg_delay); every caller
-// spells the depth as its localparam RQD = 5 (keep them equal to DEPTH below).
+// spells the depth as its localparam RQD = 6 (keep them equal to DEPTH below).
 module hg_requant #(
     parameter int XB = 20, parameter int MB = 16,
     parameter bit HAS_NEG = 1'b0,
@@ -57,7 +58,7 @@ module hg_requant #(
     localparam logic [KBX-1:0] HZX = {{(KBX - 31){HZV[31]}}, HZV[30:0]};
 
     /* verilator lint_off UNUSEDPARAM */
-    localparam int DEPTH = 5;  // the callers' RQD
+    localparam int DEPTH = 6;  // the callers' RQD
     /* verilator lint_on UNUSEDPARAM */
     // x*mm in two products: x = xh*2^LB + xl with xl = x[LB-1:0] unsigned (LB = 17: an 18-bit signed
     // operand), xh = x >>> LB; one product when x fits 18 bits
@@ -164,18 +165,24 @@ module hg_requant #(
         end
     end
 
-    // stage 5: q = u >>> sh, clamp to LO - ZP .. HI - ZP, + ZP
+    // stage 5: q = u >>> sh
+    logic signed [QB-1:0] q_r;
+    always_comb q = u_q >>> dsh_u;
+    always_ff @(posedge clk) if (en) q_r <= q;
+
+    // stage 6: clamp to LO - ZP .. HI - ZP, + ZP (a clamped q gives LZ + ZP = LO or HZ + ZP = HI, mod 2^OB)
     logic signed [KB-1:0] t, lo_k, hi_k;
+    logic [OB-1:0] yz;
     always_comb begin
-        q = u_q >>> dsh_u;
         lo_k = LZX[KB-1:0];
         hi_k = HZX[KB-1:0];
-        t = {{(KB - QB){q[QB-1]}}, q};
-        if (t < lo_k) t = lo_k;
-        if (t > hi_k) t = hi_k;
+        t = {{(KB - QB){q_r[QB-1]}}, q_r};
+        yz = t[OB-1:0] + ZPV[OB-1:0];
+        if (t < lo_k) yz = lo_k[OB-1:0] + ZPV[OB-1:0];
+        if (t > hi_k) yz = hi_k[OB-1:0] + ZPV[OB-1:0];
     end
 
     always_ff @(posedge clk) begin
-        if (en) y <= t[OB-1:0] + ZPV[OB-1:0];
+        if (en) y <= yz;
     end
 endmodule

@@ -12,6 +12,13 @@
 // to ROWS rows ahead, into the next frame). A tap is read once every input pixel of its window is in
 // (avail > index of the window's last pixel); a pixel is written once the buffer row it replaces is
 // no longer needed (avail < (lowest needed row + ROWS) * IN_W). One tap per cycle, no bubbles.
+// Timing: the tap counters run GD = 3 stages ahead of the read, a generator pipeline that advances
+// with the read: G1 the row and column of the tap, G2 padding, buffer row and the clamped bounds, G3
+// the buffer address, the index of the window's last pixel and the write limit. The reset loads G1..G3
+// with taps 2, 1, 0 and the counters with tap 3 (constant functions of the geometry), so the pipeline
+// is full from the first cycle after reset and the first tap issues when it did without it. The read
+// compares registered values with `avail` only, so no multiply-add chain sits between the counters
+// and the buffer; the write address is a counter of its own.
 module hg_window #(
     parameter int WIDTH = 8,
     parameter int IN_H = 4, parameter int IN_W = 4,
@@ -40,15 +47,17 @@ module hg_window #(
     localparam int AB = $clog2((IN_H + ROWS) * IN_W + 1) + 2;  // signed pixel count
     localparam int FRAME = IN_H * IN_W;
     localparam int OYB = $clog2(OUT_H + 1), OXB = $clog2(OUT_W + 1), RPB = $clog2(REPEAT + 1);
-    localparam int KYB = $clog2(KH + 1), KXB = $clog2(KW + 1), WXB = $clog2(IN_W + 1);
+    localparam int KYB = $clog2(KH + 1), KXB = $clog2(KW + 1);
     localparam int LKX = KW - 1, LKY = KH - 1, LRP = REPEAT - 1, LOX = OUT_W - 1, LOY = OUT_H - 1;
-    localparam int LWX = IN_W - 1;
+    localparam int LDEPTH = DEPTH - 1;
 
     logic [WIDTH-1:0] mem [0:DEPTH-1];
+    // signed coordinate width: any tap row / column and bound below fits, with the sign
+    localparam int CB = $clog2(OUT_H * SH + OUT_W * SW + KH * DH + KW * DW + REPEAT * REP_STEP + IN_H + IN_W
+                               + PT + PL + ROWS + 2) + 2;
     // writer
-    logic [WXB-1:0] wx;
-    logic [RB-1:0] wrow;
-    // reader
+    logic [AW-1:0] waddr;  // row wrow of the buffer, column wx: wrow*IN_W + wx, counting through DEPTH
+    // reader: stage G0, the tap counters
     logic [OYB-1:0] oy;
     logic [OXB-1:0] ox;
     logic [RPB-1:0] rep;
@@ -67,76 +76,174 @@ module hg_window #(
         for (int b = 0; b < 31; b++) if (((k >> b) & 1) != 0) mulc = mulc + (v <<< b);
     endfunction
 
+    // the generator's reset: tap k of the frame sequence (frames of TPF taps), its counters and the
+    // values the stages hold for it (the same arithmetic as below, on constants)
+    localparam int TPF = KW * KH * REPEAT * OUT_W * OUT_H;
+    function int t_kx(input int k); t_kx = k % KW; endfunction
+    function int t_ky(input int k); t_ky = (k / KW) % KH; endfunction
+    function int t_rep(input int k); t_rep = (k / (KW * KH)) % REPEAT; endfunction
+    function int t_ox(input int k); t_ox = (k / (KW * KH * REPEAT)) % OUT_W; endfunction
+    function int t_oy(input int k); t_oy = (k / (KW * KH * REPEAT * OUT_W)) % OUT_H; endfunction
+    function int t_fb(input int k); t_fb = ((k / TPF) * IN_H) & (ROWS - 1); endfunction
+    function int t_last(input int k); t_last = (k % TPF) == TPF - 1 ? 1 : 0; endfunction
+    function int t_iy(input int k); t_iy = t_oy(k) * SH - PT + t_ky(k) * DH; endfunction
+    function int t_ix(input int k); t_ix = t_ox(k) * SW - PL + t_kx(k) * DW + t_rep(k) * REP_STEP; endfunction
+    function int clampi(input int v, input int hi);
+        clampi = v < 0 ? 0 : (v > hi ? hi : v);
+    endfunction
+    function int t_nr(input int k); t_nr = t_oy(k) * SH - PT + (KH - 1) * DH; endfunction
+    function int t_nc(input int k);
+        t_nc = t_ox(k) * SW - PL + (KW - 1) * DW + (REPEAT - 1) * REP_STEP;
+    endfunction
+    function int t_lr(input int k); t_lr = t_oy(k) * SH - PT; endfunction
+    function int t_pad(input int k);
+        t_pad = (t_iy(k) < 0 || t_iy(k) >= IN_H || t_ix(k) < 0 || t_ix(k) >= IN_W) ? 1 : 0;
+    endfunction
+    function int t_slot(input int k); t_slot = (t_fb(k) + t_iy(k)) & (ROWS - 1); endfunction
+    localparam int KX_R = t_kx(3), KY_R = t_ky(3), RP_R = t_rep(3), OX_R = t_ox(3), OY_R = t_oy(3), FB_R = t_fb(3);
+    localparam int IY1_R = t_iy(2), IX1_R = t_ix(2), NR1_R = t_nr(2), NC1_R = t_nc(2), LR1_R = t_lr(2);
+    localparam int FB1_R = t_fb(2), L1_R = t_last(2);
+    localparam int PAD2_R = t_pad(1), SLOT2_R = t_slot(1), IX2_R = t_ix(1), NR2_R = clampi(t_nr(1), IN_H - 1);
+    localparam int NC2_R = clampi(t_nc(1), IN_W - 1), LR2_R = clampi(t_lr(1), IN_H), L2_R = t_last(1);
+    localparam int RADDR3_R = t_slot(0) * IN_W + t_ix(0), PAD3_R = t_pad(0), L3_R = t_last(0);
+    localparam int NEED3_R = clampi(t_nr(0), IN_H - 1) * IN_W + clampi(t_nc(0), IN_W - 1);
+    localparam int WLIM3_R = (clampi(t_lr(0), IN_H) + ROWS) * IN_W;
+
     // 32-bit scratch arithmetic: addresses and counters use only their low bits
     /* verilator lint_off UNUSEDSIGNAL */
-    int oy_i, ox_i, ky_i, kx_i, iy, ix, need_r, need_c, low_row, avail_i, raddr_i, waddr_i;
-    int slot_i, fbase_i, avail_next, fbase_next;
+    int oy_i, ox_i, ky_i, kx_i, iy, ix, need_r, need_c, low_row, nr_c, nc_c, lr_c, slot_i;
+    int raddr_i, need_i, wlim_i, iy_c, ix_c;
     /* verilator lint_on UNUSEDSIGNAL */
-    logic frame_end;
-    logic rd_ok, wr_ok, adv, push, pad, end_kx, end_ky, end_rep, end_ox, end_oy;
+    logic g0_last, pad_c;
+    logic rd_ok, wr_ok, adv, push, eng, end_kx, end_ky, end_rep, end_ox, end_oy;
+    // the generator stages' registers
+    logic signed [CB-1:0] iy1, ix1, nr1, nc1, lr1;
+    logic [RB-1:0] fb1;
+    logic last1, last2, last3, pad2, pad3;
+    logic [RB-1:0] slot2;
+    logic signed [CB-1:0] ix2, nr2, nc2, lr2;
+    logic [AW-1:0] raddr3;
+    logic signed [AB-1:0] need3, wlim3;
 
     always_comb begin
+        // G0 -> G1: the tap's row and column, the window's last row / column and its first row
         oy_i = {{(32 - OYB){1'b0}}, oy};
         ox_i = {{(32 - OXB){1'b0}}, ox};
         ky_i = {{(32 - KYB){1'b0}}, ky};
         kx_i = {{(32 - KXB){1'b0}}, kx};
-        avail_i = {{(32 - AB){avail[AB-1]}}, avail};
         iy = mulc(oy_i, SH) - PT + mulc(ky_i, DH);
         ix = mulc(ox_i, SW) - PL + mulc(kx_i, DW) + mulc({{(32 - RPB){1'b0}}, rep}, REP_STEP);
-        pad = iy < 0 || iy >= IN_H || ix < 0 || ix >= IN_W;
-        fbase_i = {{(32 - RB){1'b0}}, fbase};
-        slot_i = fbase_i + iy;
-        raddr_i = mulc({{(32 - RB){1'b0}}, slot_i[RB-1:0]}, IN_W) + ix;
-        waddr_i = mulc({{(32 - RB){1'b0}}, wrow}, IN_W) + {{(32 - WXB){1'b0}}, wx};
-        // the window's last input pixel (clamped into the image) and the lowest row still needed
         need_r = mulc(oy_i, SH) - PT + (KH - 1) * DH;
-        need_r = need_r < 0 ? 0 : (need_r > IN_H - 1 ? IN_H - 1 : need_r);
         need_c = mulc(ox_i, SW) - PL + (KW - 1) * DW + (REPEAT - 1) * REP_STEP;
-        need_c = need_c < 0 ? 0 : (need_c > IN_W - 1 ? IN_W - 1 : need_c);
         low_row = mulc(oy_i, SH) - PT;
-        low_row = low_row < 0 ? 0 : (low_row > IN_H ? IN_H : low_row);
-        rd_ok = avail_i > mulc(need_r, IN_W) + need_c;
-        wr_ok = avail_i < mulc(low_row + ROWS, IN_W);
+        // G1 -> G2: padding, the buffer row, the bounds clamped into the image
+        nr_c = {{(32 - CB){nr1[CB-1]}}, nr1};
+        nr_c = nr_c < 0 ? 0 : (nr_c > IN_H - 1 ? IN_H - 1 : nr_c);
+        nc_c = {{(32 - CB){nc1[CB-1]}}, nc1};
+        nc_c = nc_c < 0 ? 0 : (nc_c > IN_W - 1 ? IN_W - 1 : nc_c);
+        lr_c = {{(32 - CB){lr1[CB-1]}}, lr1};
+        lr_c = lr_c < 0 ? 0 : (lr_c > IN_H ? IN_H : lr_c);
+        iy_c = {{(32 - CB){iy1[CB-1]}}, iy1};
+        ix_c = {{(32 - CB){ix1[CB-1]}}, ix1};
+        pad_c = iy_c < 0 || iy_c >= IN_H || ix_c < 0 || ix_c >= IN_W;
+        slot_i = {{(32 - RB){1'b0}}, fb1} + iy_c;
+        // G2 -> G3: the buffer address, the window's last input pixel, the write limit
+        raddr_i = mulc({{(32 - RB){1'b0}}, slot2}, IN_W) + {{(32 - CB){ix2[CB-1]}}, ix2};
+        need_i = mulc({{(32 - CB){nr2[CB-1]}}, nr2}, IN_W) + {{(32 - CB){nc2[CB-1]}}, nc2};
+        wlim_i = mulc({{(32 - CB){lr2[CB-1]}}, lr2} + ROWS, IN_W);
     end
 
-    always_comb begin  // separate block: these depend on adv/push, which depend on rd_ok/wr_ok
-        frame_end = adv && end_kx && end_ky && end_rep && end_ox && end_oy;
-        avail_next = avail_i + (push ? 1 : 0) - (frame_end ? FRAME : 0);
-        fbase_next = fbase_i + IN_H;
-    end
-
+    // the read: a tap is read once every input pixel of its window is in; a pixel is written once the
+    // buffer row it replaces is no longer needed by the tap being read
+    assign rd_ok = avail > need3;
+    assign wr_ok = avail < wlim3;
     assign in_ready = wr_ok;
     assign push = in_valid && wr_ok;
     assign adv = rd_ok && (!vq || out_ready);
+    assign eng = adv;  // the generator moves with the read
     assign end_kx = kx == LKX[KXB-1:0];
     assign end_ky = ky == LKY[KYB-1:0];
     assign end_rep = rep == LRP[RPB-1:0];
     assign end_ox = ox == LOX[OXB-1:0];
     assign end_oy = oy == LOY[OYB-1:0];
+    assign g0_last = end_kx && end_ky && end_rep && end_ox && end_oy;
     assign out_valid = vq;
     assign out_data = pad_q ? PAD : rdata;
 
+    // avail + push - (the frame's last tap read ? FRAME : 0), the sums beside the selection
+    logic signed [AB-1:0] av_p1, av_mf, av_p1mf;
+    always_comb begin
+        av_p1 = avail + 1'b1;
+        av_mf = avail - FRAME[AB-1:0];
+        av_p1mf = avail - (FRAME[AB-1:0] - 1'b1);
+    end
+
     always_ff @(posedge clk) begin
-        if (push) mem[waddr_i[AW-1:0]] <= in_data;
+        if (push) mem[waddr] <= in_data;
         if (adv) begin
-            rdata <= mem[raddr_i[AW-1:0]];
-            pad_q <= pad;
+            rdata <= mem[raddr3];
+            pad_q <= pad3;
+        end
+        if (!rst_n) begin
+            iy1 <= IY1_R[CB-1:0];
+            ix1 <= IX1_R[CB-1:0];
+            nr1 <= NR1_R[CB-1:0];
+            nc1 <= NC1_R[CB-1:0];
+            lr1 <= LR1_R[CB-1:0];
+            fb1 <= FB1_R[RB-1:0];
+            last1 <= L1_R[0];
+            pad2 <= PAD2_R[0];
+            slot2 <= SLOT2_R[RB-1:0];
+            ix2 <= IX2_R[CB-1:0];
+            nr2 <= NR2_R[CB-1:0];
+            nc2 <= NC2_R[CB-1:0];
+            lr2 <= LR2_R[CB-1:0];
+            last2 <= L2_R[0];
+            raddr3 <= RADDR3_R[AW-1:0];
+            need3 <= NEED3_R[AB-1:0];
+            wlim3 <= WLIM3_R[AB-1:0];
+            pad3 <= PAD3_R[0];
+            last3 <= L3_R[0];
+        end else if (eng) begin
+            iy1 <= iy[CB-1:0];
+            ix1 <= ix[CB-1:0];
+            nr1 <= need_r[CB-1:0];
+            nc1 <= need_c[CB-1:0];
+            lr1 <= low_row[CB-1:0];
+            fb1 <= fbase;
+            last1 <= g0_last;
+            pad2 <= pad_c;
+            slot2 <= slot_i[RB-1:0];
+            ix2 <= ix1;
+            nr2 <= nr_c[CB-1:0];
+            nc2 <= nc_c[CB-1:0];
+            lr2 <= lr_c[CB-1:0];
+            last2 <= last1;
+            raddr3 <= raddr_i[AW-1:0];
+            need3 <= need_i[AB-1:0];
+            wlim3 <= wlim_i[AB-1:0];
+            pad3 <= pad2;
+            last3 <= last2;
         end
     end
 
     always_ff @(posedge clk) begin
         if (!rst_n) begin
-            {wx, wrow, oy, ox, rep, ky, kx, fbase} <= '0;
+            oy <= OY_R[OYB-1:0];
+            ox <= OX_R[OXB-1:0];
+            rep <= RP_R[RPB-1:0];
+            ky <= KY_R[KYB-1:0];
+            kx <= KX_R[KXB-1:0];
+            fbase <= FB_R[RB-1:0];
+            waddr <= '0;
             avail <= '0;
             vq <= 1'b0;
         end else begin
-            if (push) begin
-                wx <= (wx == LWX[WXB-1:0]) ? '0 : wx + 1'b1;
-                if (wx == LWX[WXB-1:0]) wrow <= wrow + 1'b1;
-            end
-            avail <= avail_next[AB-1:0];
+            if (push) waddr <= waddr == LDEPTH[AW-1:0] ? '0 : waddr + 1'b1;
+            if (adv && last3) avail <= push ? av_p1mf : av_mf;
+            else if (push) avail <= av_p1;
             if (!vq || out_ready) vq <= rd_ok;
-            if (adv) begin
+            if (eng) begin
                 kx <= end_kx ? '0 : kx + 1'b1;
                 if (end_kx) begin
                     ky <= end_ky ? '0 : ky + 1'b1;
@@ -146,7 +253,7 @@ module hg_window #(
                             ox <= end_ox ? '0 : ox + 1'b1;
                             if (end_ox) begin
                                 oy <= end_oy ? '0 : oy + 1'b1;
-                                if (end_oy) fbase <= fbase_next[RB-1:0];
+                                if (end_oy) fbase <= fbase + IN_H[RB-1:0];
                             end
                         end
                     end
