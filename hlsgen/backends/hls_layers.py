@@ -274,7 +274,8 @@ def _mvu(code: LayerCode, df: Dataflow, layer: Layer) -> None:
         code.types.append({"name": "hand_t", "kind": "beat",
                            "bits": pe * (p.acc_bits + (skip.bits if residual else 0))})
     skip_zp = e.skip.zp if residual and e.skip is not None else 0
-    code.const(SKIP_ZP=skip_zp, SKIP_BITS=skip.bits, SKIP_SIGNED=skip.signed)
+    code.const(SKIP_ZP=skip_zp, SKIP_BITS=skip.bits, SKIP_SIGNED=skip.signed,
+               SKIP_FOLDS=mvu.skip_folds(layer, skip) if residual else fold_o)
     w = weight_words(layer, df.streams[layer.inputs[0]])  # [WORDS, PE*SIMD]
     words = w.shape[0]
     w = w.reshape(words, pe, simd).transpose(1, 0, 2).reshape(pe, words * simd)  # one ROM per PE lane

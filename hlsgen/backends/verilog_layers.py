@@ -239,6 +239,8 @@ def _mvu_epilogue(layer: Layer, df: Dataflow, lanes: int, bias_offset: np.ndarra
         params += [flag("HAS_SKIP", True), Param("SKB", skip.bits), flag("SKIP_SIGNED", skip.signed),
                    Param("SMB", smb), vector("SKIP_MULT", padded(smult, lanes), smb),
                    vector("SKIP_ZP", padded(per_channel(e.skip.zp, n), lanes), skip.bits + 1)]
+        if skip.fold < skip.channels:  # a folded skip (pixels over a beat): its channels a beat
+            params.append(Param("SKC", skip.fold))
     return params
 
 

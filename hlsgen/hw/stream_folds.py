@@ -55,7 +55,7 @@ def fold_streams(layers: tuple[Layer, ...], streams: Mapping[str, Stream], first
     for lay in layers:
         arriving = [folded[s] for s in lay.inputs]
         wanted = [_read_fold(s, MODULES[lay.kind].in_folds(lay, i, s)) for i, s in enumerate(arriving)]
-        if len(set(wanted)) > 1:  # two inputs read alike (an add): both whole pixels
+        if len(set(wanted)) > 1 and getattr(MODULES[lay.kind], "INPUTS_ALIKE", False):  # an add: both whole
             wanted = [s.channels for s in arriving]
         ins = [convert(s, f, 1) for s, f in zip(arriving, wanted, strict=True)]
         result.append(replace(lay, inputs=tuple(s.name for s in ins)))

@@ -141,8 +141,9 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
         if folded_in and k["GROUPS"] == k["COUT"] and k["CIN_G"] == 1:
             reads = i  # a depthwise conv reading PE channels a beat: one beat every step (fold-major window)
         acc = [("r", args[0], reads)]
-        if func.endswith("_residual"):
-            acc.append(("r", args[1], _every(n, per_px, 0)))
+        if func.endswith("_residual"):  # a skip beat on the first step of every SKIP_FOLDS-th fold
+            fold_of = within // (taps * sf)
+            acc.append(("r", args[1], np.flatnonzero((within % (taps * sf) == 0) & (fold_of % k["SKIP_FOLDS"] == 0))))
         if not func.startswith("mvu_shared"):
             beat = taps * sf * k["OUT_GROUP"]  # steps per output beat
             acc.append(("w", args[-1], _every(n, beat, beat - 1)))

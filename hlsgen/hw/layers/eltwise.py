@@ -34,6 +34,7 @@ from hlsgen.ir import Graph, Node, Op
 
 OPS = (Op.QADD, Op.QREQUANT)
 KINDS = (Kind.ADD, Kind.REQUANT)
+INPUTS_ALIKE = True  # an add reads its two inputs at one fold (hw/stream_folds.py)
 last_input_pixel = same_pixel
 features, mac_dsp, memories = no_features, no_macs, no_memories
 

@@ -30,6 +30,7 @@ from hlsgen.hw.cost import NONE, RequantShape, Resources, dsp_slices, rom
 from hlsgen.hw.layers.common import (
     Lowered,
     check_override,
+    is_wide,
     lane_counts,
     lane_folds,
     whole_frame,
@@ -294,8 +295,9 @@ def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
 def in_folds(layer: Layer, index: int, s: Stream) -> tuple[int, ...]:
     """A dense conv or gemm reads its input SIMD channels a beat, one beat per step, where it folds its
     inputs (SF > 1) and its window is not dilated along the width (common.beat_window); a depthwise
-    conv on pixels over WIDEST_BEAT bits PE channels a beat (`reads_fold_major`); else, and for the
-    residual input, whole pixels."""
+    conv on pixels over WIDEST_BEAT bits PE channels a beat (`reads_fold_major`); the residual input
+    whole pixels, or, where a whole pixel is wider than WIDEST_BEAT, PE channels a beat (one output
+    fold's skip codes, `skip_folds`); else whole pixels."""
     p = params_of(layer)
     w = p.window
     shared = layer.kind == Kind.GEMM or (layer.kind == Kind.CONV and p.group == 1)
@@ -304,7 +306,16 @@ def in_folds(layer: Layer, index: int, s: Stream) -> tuple[int, ...]:
         return layer.simd, s.channels
     if index == 0 and reads_fold_major(layer, s):
         return (layer.pe,)
+    if index == 1 and is_wide(s):
+        return (layer.pe,)
     return (s.channels,)
+
+
+def skip_folds(layer: Layer, skip: Stream) -> int:
+    """Output folds (of PE channels) that one beat of the residual input serves: FOLD_O for a whole
+    pixel, fold / PE for a folded one (a beat is read at the first of its folds, the last beat of a
+    pixel serving what is left)."""
+    return math.ceil(skip.fold / layer.pe)
 
 
 def reads_fold_major(layer: Layer, s: Stream) -> bool:

@@ -20,7 +20,9 @@
 //     mvu_requant, whose II=1 loop requantizes RQ channels a cycle (PE/RQ cycles per fold, hidden
 //     under the next fold's TAPS*FOLD_I steps); its tables are [RQ_FOLD][RQ], RQ_FOLD =
 //     FOLD_O*PE/RQ, in the same order as the [FOLD_O][PE] tables (channel (nf*PE/RQ + q)*RQ + r);
-//   - a residual skip beat is read on the first step of a pixel and shifted by PE channels per fold.
+//   - a residual skip beat is read on the first step of a pixel and shifted by PE channels per fold;
+//     a folded one (pixels over 4096 bits, SKIP_FOLDS < FOLD_O) on the first step of every
+//     SKIP_FOLDS-th fold, the last beat of a pixel serving the folds that are left.
 //   acc[o] = B[o] + sum over taps t and group-input channels k of x[t][g(o)*CIN_G + k] * W(o, t, k)
 // with g(o) the group of output channel o (grouped and depthwise layers only). The bias already holds -zp_x * sum(W) and padding taps hold zp_x.
 //
@@ -41,7 +43,7 @@
 //
 // Config C: TAPS, OUT_PIXELS, CIN, COUT, GROUPS, CIN_G, COUT_G, PE, SIMD, FOLD_O, FOLD_I, WORDS, RQ, RQ_FOLD, OUT_GROUP, IN_FOLD,
 //           PACK, IN_BITS, IN_SIGNED, W_BITS, ACC_BITS, MULT_BITS, SKIP_MULT_BITS, OUT_BITS, ZP, LO,
-//           HI, ROUNDING, HAS_MULT_NEG, RESIDUAL, SKIP_ZP, SKIP_BITS, SKIP_SIGNED, MN_FOLD, SM_FOLD,
+//           HI, ROUNDING, HAS_MULT_NEG, RESIDUAL, SKIP_ZP, SKIP_BITS, SKIP_SIGNED, SKIP_FOLDS, MN_FOLD, SM_FOLD,
 //           TWO_STEP, MID_*, HAS_MID_NEG, HAS_POST_BIAS, POST_BIAS_BITS, M1_FOLD, MN1_FOLD, B2_FOLD
 //           and the types in_beat_t, out_beat_t, skip_beat_t, w_t, bias_t, mult_t, skip_mult_t,
 //           shift_t, mid_mult_t, mid_shift_t, post_bias_t (and hand_t with RQ < PE: the hand-off beat).
@@ -147,6 +149,7 @@ void mvu_core(hls::stream<typename C::in_beat_t>& in, hls::stream<typename C::sk
     ap_uint<Y_BITS> y = 0;                // output codes, shifted in PE channels per fold
     int nf = 0, t = 0, sf = 0;            // fold counters (wrap)
     int g = 0;                            // the output fold within its beat
+    int sg = 0;                           // the output fold within its skip beat
     int wbase = 0, obase = 0, kbase = 0;  // W column of the word, first lane's channel, k of s = 0
 STEP:
     for (int i = 0; i < TOTAL; i++) {
@@ -186,7 +189,7 @@ STEP:
                 xv[c] = window[t][c];
             }
         }
-        if (C::RESIDUAL && nf == 0 && first) sk = skip.read();
+        if (C::RESIDUAL && sg == 0 && first) sk = skip.read();
         ap_int<C::ACC_BITS> a[C::PE];
 #pragma HLS ARRAY_PARTITION variable=a complete
     INIT:
@@ -222,6 +225,7 @@ STEP:
         if (last) {
             if (SHARED) out.write(hand);
             if (C::RESIDUAL && SK_BITS > C::PE * C::SKIP_BITS) sk = sk >> (C::PE * C::SKIP_BITS);
+            if (C::RESIDUAL) sg = (sg == C::SKIP_FOLDS - 1 || nf == C::FOLD_O - 1) ? 0 : sg + 1;
             if (!SHARED && g == C::OUT_GROUP - 1) {
                 typename C::out_beat_t o = 0;
                 o.range(O_BITS - 1, 0) = y.range(O_BITS - 1, 0);

@@ -12,7 +12,10 @@
 // the group's accumulators are handed off to a register and shifted out RQ a cycle over QF cycles
 // while the next group accumulates; unit r of sub-step q of group nf takes channel nf*PE + q*RQ + r =
 // (nf*QF + q)*RQ + r, so the units see a layer of NF*QF groups of RQ lanes (same parameter order).
-// A residual skip stream (HAS_SKIP) supplies one pixel per output pixel to the epilogue.
+// A residual skip stream (HAS_SKIP) supplies one pixel per output pixel to the epilogue, or, with SKC <
+// COUT (pixels over a beat), SKC channels a beat (a multiple of PE): a beat serves SKQ = SKC/RQ unit
+// groups and is taken with the last of them (or the pixel's last group), the lanes picking their
+// channel from the beat by the group's slot in it (a counter beside the groups).
 // TWO_STEP: each lane first reproduces the model's intermediate quantizer (hg_mvu_lane), RQD more
 // stages before the last requant step.
 // Pipeline: issue -> ROM/operands -> multiplier operands (two register stages a lane, so that routing to
@@ -38,7 +41,7 @@ module hg_mvu #(
     parameter int OB = 8, parameter int MB = 16, parameter int SHB = 6, parameter int MAX_SHIFT = 40,
     parameter int MIN_SHIFT = 0,
     parameter bit HAS_NEG = 1'b0, parameter bit HAS_SKIP = 1'b0,
-    parameter int SKB = 8, parameter bit SKIP_SIGNED = 1'b1, parameter int SMB = 16,
+    parameter int SKB = 8, parameter bit SKIP_SIGNED = 1'b1, parameter int SMB = 16, parameter int SKC = COUT,
     parameter bit ROUND_UP = 1'b0, parameter int ZP = 0, parameter int LO = -128, parameter int HI = 127,
     // the '0 defaults of tables a layer does not pass (SKIP_MULT without a skip) replicate NF*PE*width
     // zero bits, over Verilator's 8,192 replication limit on wide layers (640 channels x 16 bits)
@@ -69,7 +72,7 @@ module hg_mvu #(
     input  logic [INW-1:0]      in_data,
     input  logic                in_valid,
     output logic                in_ready,
-    input  logic [COUT*SKB-1:0] skip_data,
+    input  logic [SKC*SKB-1:0]  skip_data,
     input  logic                skip_valid,
     output logic                skip_ready,
     output logic [OUTW-1:0]     out_data,
@@ -141,7 +144,22 @@ module hg_mvu #(
     assign en = (!out_valid || out_ready) && !skip_stall;
     assign fire0 = in_valid && en;
     assign in_ready = en && (IN_FOLDED || sf == LSF[SFB-1:0]);
-    assign skip_ready = HAS_SKIP && en && vq && nfq == LNFQ[NQB-1:0];
+    // the skip beat's slot: the unit group's index within it (SKQ groups a beat; the whole pixel: nfq)
+    localparam bit SK_FOLDED = SKC < COUT;
+    localparam int SKQ = SK_FOLDED ? SKC / RQ : NFQ, LSKQ = SKQ - 1;
+    logic [NQB-1:0] sk_slot;
+    if (SK_FOLDED) begin : g_sk_slot
+        logic [NQB-1:0] slot;
+        always_ff @(posedge clk) begin
+            if (!rst_n) slot <= '0;
+            else if (en && vq) slot <= (slot == LSKQ[NQB-1:0] || nfq == LNFQ[NQB-1:0]) ? '0 : slot + 1'b1;
+        end
+        assign sk_slot = slot;
+        assign skip_ready = HAS_SKIP && en && vq && (slot == LSKQ[NQB-1:0] || nfq == LNFQ[NQB-1:0]);
+    end else begin : g_sk_pixel
+        assign sk_slot = nfq;
+        assign skip_ready = HAS_SKIP && en && vq && nfq == LNFQ[NQB-1:0];
+    end
 
     // stage 0: operand selection (conv: SIMD slice sf of the tap, within the group of the lane's output
     // channel och = nf*PE+pe; depthwise: channel och). PACK: the unsigned code xu.
@@ -430,13 +448,14 @@ module hg_mvu #(
         hg_mvu_lane #(
             .AB(AB), .NF(NFQ), .PE(RQ), .LANE(p), .NB(NQB), .COUT(COUT), .OB(OB), .MB(MB), .SHB(SHB),
             .MAX_SHIFT(MAX_SHIFT), .MIN_SHIFT(MIN_SHIFT), .HAS_NEG(HAS_NEG), .HAS_SKIP(HAS_SKIP), .SKB(SKB),
-            .SKIP_SIGNED(SKIP_SIGNED), .SMB(SMB), .ROUND_UP(ROUND_UP), .ZP(ZP), .LO(LO), .HI(HI),
+            .SKIP_SIGNED(SKIP_SIGNED), .SMB(SMB), .SKC(SKC), .SKQ(SKQ), .ROUND_UP(ROUND_UP), .ZP(ZP), .LO(LO), .HI(HI),
             .MULT(MULT), .MULT_NEG(MULT_NEG), .SHIFT(SHIFT), .SKIP_MULT(SKIP_MULT), .SKIP_ZP(SKIP_ZP),
             .TWO_STEP(TWO_STEP), .MB1(MB1), .SHB1(SHB1), .MAX_SHIFT1(MAX_SHIFT1), .MIN_SHIFT1(MIN_SHIFT1), .HAS_NEG1(HAS_NEG1),
             .MID_ZP(MID_ZP), .MID_LO(MID_LO), .MID_HI(MID_HI), .MXB(MXB), .TB1(TB1), .HAS_PB(HAS_PB), .PBB(PBB),
             .MULT1(MULT1), .MULT1_NEG(MULT1_NEG), .SHIFT1(SHIFT1), .POST_BIAS(POST_BIAS)
         ) u_lane (
-            .clk(clk), .en(en), .nf(nfq), .acc(xq[p]), .skip_data(skip_data), .y(y5[p * OB +: OB])
+            .clk(clk), .en(en), .nf(nfq), .sk_slot(sk_slot), .acc(xq[p]), .skip_data(skip_data),
+            .y(y5[p * OB +: OB])
         );
     end
 

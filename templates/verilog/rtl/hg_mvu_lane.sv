@@ -13,6 +13,7 @@ module hg_mvu_lane #(
     parameter int MB = 16, parameter int SHB = 6, parameter int MAX_SHIFT = 40, parameter int MIN_SHIFT = 0,
     parameter bit HAS_NEG = 1'b0, parameter bit HAS_SKIP = 1'b0,
     parameter int SKB = 8, parameter bit SKIP_SIGNED = 1'b1, parameter int SMB = 16,
+    parameter int SKC = COUT, parameter int SKQ = NF,  // channels a skip beat; groups it serves (hg_mvu)
     parameter bit ROUND_UP = 1'b0, parameter int ZP = 0, parameter int LO = -128, parameter int HI = 127,
     parameter logic [NF*PE*MB-1:0] MULT = '0,
     parameter logic [NF*PE*MB-1:0] MULT_NEG = '0,
@@ -31,8 +32,9 @@ module hg_mvu_lane #(
     input  logic                clk,
     input  logic                en,
     input  logic [NB-1:0]       nf,
+    input  logic [NB-1:0]       sk_slot,  // the group's slot in the skip beat (nf for a whole pixel)
     input  logic signed [AB-1:0] acc,
-    input  logic [COUT*SKB-1:0] skip_data,
+    input  logic [SKC*SKB-1:0]  skip_data,
     output logic [OB-1:0]       y
 );
     localparam int SXB = SKB + 2;
@@ -53,7 +55,19 @@ module hg_mvu_lane #(
     hg_table #(.N(NF), .W(SKB + 1), .IW(NB), .STRIDE(PE), .FIRST(LANE), .COUNT(CH), .VALUES(SKIP_ZP))
         u_zp (.idx(nf), .value(zp_t));
     assign zp = {zp_t[SKB], zp_t};
-    if (HAS_SKIP) begin : g_skip
+    if (HAS_SKIP && SKC < COUT) begin : g_skip_folded
+        // a folded skip beat: slot k holds channels k*PE .. k*PE+PE-1 of it (padding beyond COUT: its
+        // output is dropped by the collector)
+        always_comb begin
+            code = '0;
+            for (int k = 0; k < SKQ; k++) begin
+                if ({{(32 - NB){1'b0}}, sk_slot} == k)
+                    code = {{2{(SKIP_SIGNED ? skip_data[(k * PE + LANE) * SKB + SKB - 1] : 1'b0)}},
+                            skip_data[(k * PE + LANE) * SKB +: SKB]};
+            end
+        end
+    end else if (HAS_SKIP) begin : g_skip
+        wire unused_slot = ^sk_slot;  // a whole pixel: the channel follows nf
         always_comb begin
             code = '0;
             for (int k = 0; k < NF; k++) begin
@@ -63,7 +77,7 @@ module hg_mvu_lane #(
             end
         end
     end else begin : g_noskip
-        wire unused_skip = ^skip_data;  // no skip input (lint: the port is read nowhere else)
+        wire unused_skip = ^{skip_data, sk_slot};  // no skip input (lint: the port is read nowhere else)
         assign code = '0;
     end
     assign sx0 = code - zp;
