@@ -38,6 +38,7 @@ from hlsgen.tools.pnr import (
 )
 
 BIT = f"{selftest.TOP}.bit"
+AUTO_RETRIES = 2  # placements again at a lower automatic PLL clock when the board top closes below it
 _PLL_OUT = re.compile(r"clkout0 frequency: ([0-9.]+) MHz")
 
 
@@ -73,7 +74,7 @@ def bitstream(out_dir: str | Path, board_name: str, part: str | None = None, fre
     target = pnr_target(part_name)
     tools = Tools.find(yosys, nextpnr)
     auto = freq is None
-    if freq is None:
+    if freq is None:  # (not `auto`: mypy narrows freq here)
         measured = pnr(out, part=part_name, freq=DEFAULT_FREQ, seed=seed, yosys=yosys, nextpnr=nextpnr,
                        use_cache=use_cache)
         if not measured["fmax_mhz"]:
@@ -82,26 +83,43 @@ def bitstream(out_dir: str | Path, board_name: str, part: str | None = None, fre
         if note:
             note(f"the PLL runs the design at {freq:g} MHz, 90% of the {measured['fmax_mhz']:.1f} MHz it reaches "
                  "out of context (--freq sets another)")
-    pll, mhz = make_pll(tools.nextpnr, board.clock_mhz, freq)
-    if auto:  # ecppll gives the clock nearest the request, which may lie above it: ask lower until it does not
-        req = freq
-        while mhz > freq and req > 2.0:
-            req -= 1.0
-            pll, mhz = make_pll(tools.nextpnr, board.clock_mhz, req)
+    pll_of = _pll_at_most if auto else make_pll  # an automatic clock never lands above its request
+    pll, mhz = pll_of(tools.nextpnr, board.clock_mhz, freq)
     base = design_of(out)
-    extra = {**selftest.sources(out, board, mhz), "hg_pll.sv": pll, f"{board.name}.lpf": board.lpf().encode()}
     files = (*base.files, "hg_pll.sv", "hg_selftest.sv", f"{selftest.TOP}.sv")
-    design = Design(selftest.TOP, files, (*base.data, *sorted(extra.items())))
-    started = time.monotonic()
-    with placed(design, tools, board_args(target, f"{board.name}.lpf", mhz, seed), target, use_cache) as (work, cached):
-        report = json.loads((work / "report.json").read_text())
-        result = result_of(report, design.top, part_name, target, mhz, seed, tools.versions,
-                           time.monotonic() - started, cached)
-        result.update(board=board.name, pll_mhz=mhz, bitstream=BIT)
-        if result["fmax_mhz"] is None or result["fmax_mhz"] < mhz:
-            raise HlsgenError(f"the {board.name} self-test top closes at {result['fmax_mhz']} MHz, under the PLL's "
-                              f"{mhz:g} MHz: give --freq {math.floor(result['fmax_mhz'] or 1):g} or less")
-        written = {BIT: (work / "design.bit").read_bytes(), **result_files(result, work, f"{board.name}/"),
-                   **{f"{board.name}/sources/{name}": data for name, data in extra.items()}}
-        write_results(out, written)
-    return result
+    for attempt in range(AUTO_RETRIES + 1 if auto else 1):
+        extra = {**selftest.sources(out, board, mhz), "hg_pll.sv": pll, f"{board.name}.lpf": board.lpf().encode()}
+        design = Design(selftest.TOP, files, (*base.data, *sorted(extra.items())))
+        started = time.monotonic()
+        with placed(design, tools, board_args(target, f"{board.name}.lpf", mhz, seed), target,
+                    use_cache) as (work, cached):
+            report = json.loads((work / "report.json").read_text())
+            result = result_of(report, design.top, part_name, target, mhz, seed, tools.versions,
+                               time.monotonic() - started, cached)
+            result.update(board=board.name, pll_mhz=mhz, bitstream=BIT)
+            fmax = result["fmax_mhz"]
+            if fmax is not None and fmax >= mhz:
+                written = {BIT: (work / "design.bit").read_bytes(), **result_files(result, work, f"{board.name}/"),
+                           **{f"{board.name}/sources/{name}": data for name, data in extra.items()}}
+                write_results(out, written)
+                return result
+        if not auto or fmax is None or attempt == AUTO_RETRIES:
+            break
+        # the automatic clock: the board top (PLL, ROMs, comparator) placed slower than the design alone;
+        # run it again with the PLL at or below what this placement reached
+        pll, mhz = _pll_at_most(tools.nextpnr, board.clock_mhz, math.floor(fmax))
+        if note:
+            note(f"the {board.name} top closed at {fmax:.1f} MHz: placing it again with the PLL at {mhz:g} MHz")
+    raise HlsgenError(f"the {board.name} self-test top closes at {fmax} MHz, under the PLL's "
+                      f"{mhz:g} MHz: give --freq {math.floor(fmax or 1):g} or less")
+
+
+def _pll_at_most(nextpnr: str, clock_mhz: float, freq: float) -> tuple[bytes, float]:
+    """ecppll's PLL for `freq` MHz, asked lower until the clock it gives does not lie above `freq`
+    (ecppll gives the clock nearest the request)."""
+    req = freq
+    pll, mhz = make_pll(nextpnr, clock_mhz, req)
+    while mhz > freq and req > 2.0:
+        req -= 1.0
+        pll, mhz = make_pll(nextpnr, clock_mhz, req)
+    return pll, mhz

@@ -23,11 +23,11 @@ module rtl_two_step_tb (
                   .HI(90), .MULT(M), .MULT_NEG(M), .SHIFT(S), .SKIP_MULT(MB), .SKIP_ZP(SZ), .TWO_STEP(1'b1),
                   .MB1(16), .SHB1(5), .MAX_SHIFT1(17), .MID_ZP(-5), .MID_LO(-128), .MID_HI(127), .MXB(9), .TB1(10),
                   .HAS_PB(1'b1), .PBB(9), .MULT1(M1), .MULT1_NEG(M1), .SHIFT1(S1), .POST_BIAS(PB)) u_even (
-        .clk(clk), .en(1'b1), .nf(nf), .acc(acc), .skip_data(skip_data), .y(y_even));
+        .clk(clk), .en(1'b1), .nf(nf), .sk_slot(nf), .acc(acc), .skip_data(skip_data), .y(y_even));
     hg_mvu_lane #(.AB(20), .NF(2), .PE(1), .LANE(0), .NB(1), .COUT(2), .OB(8), .MB(5), .SHB(3), .MAX_SHIFT(4),
                   .HAS_SKIP(1'b1), .SKB(8), .SKIP_SIGNED(1'b1), .SMB(3), .ROUND_UP(1'b1), .ZP(7), .LO(-100),
                   .HI(90), .MULT(M), .MULT_NEG(M), .SHIFT(S), .SKIP_MULT(MB), .SKIP_ZP(SZ), .TWO_STEP(1'b1),
                   .MB1(16), .SHB1(5), .MAX_SHIFT1(17), .MID_ZP(-5), .MID_LO(-128), .MID_HI(127), .MXB(9), .TB1(10),
                   .HAS_PB(1'b1), .PBB(9), .MULT1(M1), .MULT1_NEG(M1), .SHIFT1(S1), .POST_BIAS(PB)) u_up (
-        .clk(clk), .en(1'b1), .nf(nf), .acc(acc), .skip_data(skip_data), .y(y_up));
+        .clk(clk), .en(1'b1), .nf(nf), .sk_slot(nf), .acc(acc), .skip_data(skip_data), .y(y_up));
 endmodule
