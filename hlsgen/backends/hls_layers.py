@@ -125,10 +125,11 @@ def _summary(layer: Layer) -> str:
         return f"reorder {p.elements} codes: {p.in_pixels}x{p.in_c} -> {p.out_pixels}x{p.out_c}"
     if isinstance(p, ConvertParams):
         return f"{p.step.kind}: groups of {p.step.s} sub-beats of {p.step.w} bits, {p.step.k} a beat"
-    if isinstance(p, ConcatParams):
-        return f"concat of {' + '.join(map(str, p.in_c))} -> {p.channels} channels, {p.pixels} pixels"
-    if isinstance(p, SliceParams):
-        return f"slice of channels [{p.start}, {p.end}) of {p.in_c}, {p.pixels} pixels"
+    if isinstance(p, ConcatParams | SliceParams):
+        what = (f"concat of {' + '.join(map(str, p.in_c))} -> {p.channels} channels" if isinstance(p, ConcatParams)
+                else f"slice of channels [{p.start}, {p.end}) of {p.in_c}")
+        beats = f", {channels.beats(p)} beats of {p.fold} channels a pixel" if channels.is_folded(p) else ""
+        return f"{what}, {p.pixels} pixels{beats}"
     if isinstance(p, UpsampleParams):
         return (f"upsample x{p.fh}x{p.fw}: {p.in_h}x{p.in_w}x{p.channels} -> {p.in_h * p.fh}x{p.in_w * p.fw}, "
                 f"{p.folds} beats a pixel")
@@ -443,6 +444,12 @@ def _concat(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     if len(p.in_c) not in CONCAT_KERNEL_INPUTS:
         raise HlsgenError(f"HLS: layer {layer.name} concatenates {len(p.in_c)} inputs; the HLS kernel takes "
                           f"{CONCAT_KERNEL_INPUTS[0]} to {CONCAT_KERNEL_INPUTS[-1]} (hw.hls.enabled: false skips it)")
+    if channels.is_folded(p):  # input k's beats of a pixel in turn
+        ends = channels.offsets(p)[1:-1] // p.fold
+        code.const(PIXELS=p.pixels, INPUTS=len(p.in_c), BEATS=channels.beats(p),
+                   **{f"END_{k}": int(v) for k, v in enumerate(ends)})
+        code.kernel = "concat_folded"
+        return
     bits = df.streams[layer.output].bits
     code.const(PIXELS=p.pixels, INPUTS=len(p.in_c),
                **{f"OFF_{k}": int(v) * bits for k, v in enumerate(channels.offsets(p))})
@@ -452,6 +459,11 @@ def _concat(code: LayerCode, df: Dataflow, layer: Layer) -> None:
 def _slice(code: LayerCode, df: Dataflow, layer: Layer) -> None:
     p = channels.params_of(layer)
     assert isinstance(p, SliceParams)
+    if channels.is_folded(p):  # the beats of [start, end) of each pixel
+        code.const(PIXELS=p.pixels, IN_BEATS=channels.beats(p), FIRST=p.start // p.fold,
+                   LAST=(p.end - 1) // p.fold)
+        code.kernel = "slice_folded"
+        return
     code.const(PIXELS=p.pixels, START=p.start, END=p.end)
     code.kernel = "slice_layer"
 

@@ -94,7 +94,7 @@ def _stream(df: Dataflow, s: Stream) -> dict[str, Any]:
 
 
 def _unit_context(u: Unit, lay: Layer, df: Dataflow, edge_of: dict[tuple[str, str, int], str]) -> dict[str, Any]:
-    if u.module == "hg_concat":
+    if u.module in ("hg_concat", "hg_concat_beats"):
         return _concat_context(u, lay, df, edge_of)
     skip = edge_of[(lay.inputs[1], lay.name, 1)] if len(lay.inputs) > 1 else None
     bits = {p.name: p.value for p in u.params if p.name in ("SKB", "BB")}

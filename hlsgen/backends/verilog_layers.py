@@ -7,7 +7,8 @@ Every dataflow `Layer` becomes one unit, preceded by an `hg_window` when it read
     lut                -> hg_lut (its table in a .mem file)
     reorder            -> hg_reorder (a frame buffer; its read order in a .mem file)
     convert            -> hg_split or hg_join
-    concat, slice      -> hg_concat (all inputs side by side on one in_data), hg_slice
+    concat, slice      -> hg_concat (all inputs side by side on one in_data), hg_slice; on folded
+                          streams hg_concat_beats, hg_slice_beats
     upsample           -> hg_upsample (a row buffer)
 `unit(layer, df, top)` returns the template data of one layer: parameter lists and, for MVU layers,
 the weight ROM words (written to a .mem file read with $readmemh).
@@ -136,11 +137,22 @@ def _convert_unit(layer: Layer, x: Stream, out: Stream) -> Unit:
 
 
 def _channels_unit(layer: Layer, x: Stream, out: Stream) -> Unit:
-    """hg_concat (N inputs, the output pixel's width) or hg_slice (the bits of channels [start, end))."""
+    """hg_concat (N inputs, the output pixel's width) or hg_slice (the bits of channels [start, end));
+    folded (channels.is_folded), hg_concat_beats (each input's last beat + 1) or hg_slice_beats (the
+    beats kept)."""
     p = channels.params_of(layer)
+    if isinstance(p, ConcatParams) and channels.is_folded(p):
+        beats, cb = channels.beats(p), channels.beats(p).bit_length()
+        return Unit(layer.name, "hg_concat_beats", (), 0, (
+            Param("N", len(p.in_c)), Param("W", out.data_bits), Param("BEATS", beats), Param("CB", cb),
+            vector("ENDS", channels.offsets(p)[1:] // p.fold, cb)))
     if isinstance(p, ConcatParams):
         return Unit(layer.name, "hg_concat", (), 0, (Param("N", len(p.in_c)), Param("W", out.data_bits)))
     assert isinstance(p, SliceParams)
+    if channels.is_folded(p):
+        return Unit(layer.name, "hg_slice_beats", (), 0, (
+            Param("W", x.data_bits), Param("IN_BEATS", channels.beats(p)), Param("FIRST", p.start // p.fold),
+            Param("LAST", (p.end - 1) // p.fold)))
     return Unit(layer.name, "hg_slice", (), 0, (Param("IW", x.data_bits), Param("LO", p.start * x.bits),
                                                  Param("OW", out.data_bits)))
 

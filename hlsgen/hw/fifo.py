@@ -49,6 +49,9 @@ def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tupl
         elif len(lay.inputs) > 2:
             for (s, _), d in join_depths(lay, need, by_name).items():
                 depths[(s, lay.name)] = max(depths[(s, lay.name)], d) if (s, lay.name) in depths else d
+        if getattr(MODULES[lay.kind], "reads_inputs_in_turn", lambda _: False)(lay):
+            for s in lay.inputs:  # while the join reads the other inputs' beats of a pixel
+                depths[(s, lay.name)] += by_name[s].folds
     return _with_latency_slack(layers, by_name, depths)
 
 

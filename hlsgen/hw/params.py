@@ -156,22 +156,26 @@ class ConvertParams:
 @dataclass(frozen=True)
 class ConcatParams:
     """A pixel's channels from each input in turn (no arrays): `in_c[k]` channels of input k, `channels`
-    their sum, over `pixels` pixels a frame."""
+    their sum, over `pixels` pixels a frame; `fold` channels a beat on every input and the output (the
+    whole output pixel, or where that is wider than WIDEST_BEAT a divisor of every `in_c`:
+    hw/layers/channels.py)."""
 
     pixels: int
     in_c: tuple[int, ...]
     channels: int
+    fold: int
 
 
 @dataclass(frozen=True)
 class SliceParams:
-    """Channels [start, end) of each input pixel of `in_c` channels (no arrays), `pixels` a frame."""
+    """Channels [start, end) of each input pixel of `in_c` channels (no arrays), `pixels` a frame;
+    `fold` channels a beat in and out (`in_c`: whole pixels, else a divisor of start and end - start)."""
 
     pixels: int
     in_c: int
     start: int
     end: int
-
+    fold: int
 
 
 @dataclass(frozen=True)

@@ -197,6 +197,18 @@ def kernel_processes(func: str, k: dict[str, int], args: list[str], layer: str) 
         n, every = k["PIXELS"], np.arange(k["PIXELS"])
         return [Process(f"slice({layer})", layer, n, _ops(n, [("r", args[0], every), ("w", args[1], every)]),
                         DEPTH["channels"])]
+    if func == "concat_folded":  # a beat a cycle, input k's beats of a pixel in turn
+        n, j = k["PIXELS"] * k["BEATS"], np.arange(k["PIXELS"] * k["BEATS"]) % k["BEATS"]
+        bounds = [0] + [k[f"END_{i}"] for i in range(k["INPUTS"] - 1)] + [k["BEATS"]]
+        ops = _ops(n, [("r", s, np.flatnonzero((j >= lo) & (j < hi)))
+                       for s, lo, hi in zip(args[:k["INPUTS"]], bounds[:-1], bounds[1:], strict=True)]
+                   + [("w", args[k["INPUTS"]], np.arange(n))])
+        return [Process(f"concat({layer})", layer, n, ops, DEPTH["channels"])]
+    if func == "slice_folded":  # every beat read, those of [FIRST, LAST] written
+        n, j = k["PIXELS"] * k["IN_BEATS"], np.arange(k["PIXELS"] * k["IN_BEATS"]) % k["IN_BEATS"]
+        kept = np.flatnonzero((j >= k["FIRST"]) & (j <= k["LAST"]))
+        return [Process(f"slice({layer})", layer, n, _ops(n, [("r", args[0], np.arange(n)), ("w", args[1], kept)]),
+                        DEPTH["channels"])]
     if func == "reorder_layer":
         n_in, n_el, oc, pc = k["IN_PIXELS"], k["ELEMENTS"], k["OUT_C"], k["OUT_PC"]
         frame = f"{layer}.frame"  # the ping-pong buffer: a token a frame, the bank being read not counted

@@ -142,17 +142,18 @@ def test_tlast_adds_a_process_but_no_cycles(tmp_path: Path) -> None:
     assert with_tlast.cycles_per_frame == plain.cycles_per_frame
 
 
-@pytest.mark.parametrize("net", ["wide_pool_lut", "wide_avgpool", "wide_reorder"])
+@pytest.mark.parametrize("net", ["wide_pool_lut", "wide_avgpool", "wide_reorder", "wide_channels"])
 def test_fold_major_pools_and_folded_tables_run_at_the_cycle_model(net: str) -> None:
     """A fold-major pool's loops run OUT_PIXELS x TAP_FOLDS windows, a folded table PIXELS x FOLDS
-    beats (the model once counted pixels only, and the table deadlocked the network) and a folded
-    reorder writes a beat at a pixel's last code too."""
+    beats (the model once counted pixels only, and the table deadlocked the network), a folded
+    reorder writes a beat at a pixel's last code too, and a folded concat reads its inputs in turn."""
     import test_wide_avgpool_hw
+    import test_wide_channels_hw
     import test_wide_pool_lut_hw
     import test_wide_reorder_hw
 
     nets = {"wide_pool_lut": test_wide_pool_lut_hw, "wide_avgpool": test_wide_avgpool_hw,
-            "wide_reorder": test_wide_reorder_hw}
+            "wide_reorder": test_wide_reorder_hw, "wide_channels": test_wide_channels_hw}
     c = nets[net]._compile()
     df = build_dataflow(c.graph, c.config.hw)
     t = time_network(df, c.config.hw, frames=3, drain=False)

@@ -6,7 +6,7 @@
     lut      lut                  hg_lut      eltwise.h (lut_layer)
     reorder  reorder              hg_reorder  reorder.h
     convert  convert              hg_split, hg_join  dwc.h (inserted between folds, hw/stream_folds.py)
-    channels concat, slice        hg_concat, hg_slice  channels.h
+    channels concat, slice        hg_concat, hg_slice  channels.h (hg_*_beats: folded)
     resize   upsample             hg_upsample resize.h
 
 Every module has OPS (the integer IR ops it lowers), KINDS, and `lower`, `cycles`, `options` (its
