@@ -115,7 +115,8 @@ def test_csim_bit_exact_layer_by_layer_and_its_controls(wide_out: Path, tmp_path
 
 
 @needs_fast_rtl
-@pytest.mark.parametrize("control", ["concat_data", "slice_mirrored"])
+# Icarus: ~70 s each (three replays); the slice's RTL control runs with `make test-all` (the suite's 20 minutes)
+@pytest.mark.parametrize("control", ["concat_data", pytest.param("slice_mirrored", marks=pytest.mark.heavy)])
 def test_rtl_bit_exact_cycles_as_modelled_and_its_controls(wide_out: Path, tmp_path: Path, control: str) -> None:
     def corrupt(bad: Path) -> None:
         if control == "concat_data":  # input 0's beats carry input 1's data (and the reverse)
