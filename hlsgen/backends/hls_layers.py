@@ -445,9 +445,8 @@ def _concat(code: LayerCode, df: Dataflow, layer: Layer) -> None:
         raise HlsgenError(f"HLS: layer {layer.name} concatenates {len(p.in_c)} inputs; the HLS kernel takes "
                           f"{CONCAT_KERNEL_INPUTS[0]} to {CONCAT_KERNEL_INPUTS[-1]} (hw.hls.enabled: false skips it)")
     if channels.is_folded(p):  # input k's beats of a pixel in turn
-        ends = channels.offsets(p)[1:-1] // p.fold
         code.const(PIXELS=p.pixels, INPUTS=len(p.in_c), BEATS=channels.beats(p),
-                   **{f"END_{k}": int(v) for k, v in enumerate(ends)})
+                   **{f"END_{k}": int(v) for k, v in enumerate(channels.beat_ends(p)[:-1])})
         code.kernel = "concat_folded"
         return
     bits = df.streams[layer.output].bits

@@ -145,7 +145,7 @@ def _channels_unit(layer: Layer, x: Stream, out: Stream) -> Unit:
         beats, cb = channels.beats(p), channels.beats(p).bit_length()
         return Unit(layer.name, "hg_concat_beats", (), 0, (
             Param("N", len(p.in_c)), Param("W", out.data_bits), Param("BEATS", beats), Param("CB", cb),
-            vector("ENDS", channels.offsets(p)[1:] // p.fold, cb)))
+            vector("ENDS", channels.beat_ends(p), cb)))
     if isinstance(p, ConcatParams):
         return Unit(layer.name, "hg_concat", (), 0, (Param("N", len(p.in_c)), Param("W", out.data_bits)))
     assert isinstance(p, SliceParams)

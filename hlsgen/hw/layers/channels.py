@@ -30,6 +30,7 @@ from hlsgen.hw.convert import WIDEST_BEAT
 from hlsgen.hw.cost import Resources
 from hlsgen.hw.layers.common import (
     Lowered,
+    is_wide,
     no_macs,
     no_requant,
     one_form,
@@ -62,12 +63,12 @@ def lower(graph: Graph, n: Node, ins: list[Stream], out: Stream) -> Lowered:
         _require_pixels(graph, n, s)
     if n.op == Op.QSLICE:
         start, end, x = n.attr("start"), n.attr("end"), ins[0]
-        fold = fold_of((start, end - start), x.bits) if x.channels * x.bits > WIDEST_BEAT else x.channels
+        fold = fold_of((start, end - start), x.bits) if is_wide(x) else x.channels
         return Lowered(Kind.SLICE, SliceParams(out.pixels, x.channels, start, end, fold), {})
     if any((s.bits, s.signed) != (out.bits, out.signed) for s in ins):
         raise HlsgenError(f"node {n.name}: its inputs must all be {out.bits}-bit codes of the output's type")
     in_c = tuple(s.channels for s in ins)
-    fold = fold_of(in_c, out.bits) if out.channels * out.bits > WIDEST_BEAT else out.channels
+    fold = fold_of(in_c, out.bits) if is_wide(out) else out.channels
     return Lowered(Kind.CONCAT, ConcatParams(out.pixels, in_c, out.channels, fold), {})
 
 
@@ -88,14 +89,23 @@ def beats(p: ConcatParams | SliceParams) -> int:
     return math.ceil((p.channels if isinstance(p, ConcatParams) else p.in_c) / p.fold)
 
 
-def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
+def beat_ends(p: ConcatParams) -> np.ndarray:
+    """A folded concat's input k covers beats [ends[k-1], ends[k]) of an output pixel (ends[-1] = beats)."""
+    return offsets(p)[1:] // p.fold
+
+
+def _beat_fold(layer: Layer, s: Stream) -> tuple[int, ...]:
+    """The one fold a concat or slice reads and writes: `fold` channels, or whole pixels of `s`."""
     p = params_of(layer)
-    return (p.fold,) if is_folded(p) else (out.channels,)
+    return (p.fold,) if is_folded(p) else (s.channels,)
+
+
+def out_folds(layer: Layer, x: Stream, out: Stream) -> tuple[int, ...]:
+    return _beat_fold(layer, out)
 
 
 def in_folds(layer: Layer, index: int, s: Stream) -> tuple[int, ...]:
-    p = params_of(layer)
-    return (p.fold,) if is_folded(p) else (s.channels,)
+    return _beat_fold(layer, s)
 
 
 def cycles(layer: Layer, x: Stream, out: Stream) -> int:
