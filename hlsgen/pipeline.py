@@ -20,7 +20,9 @@ from hlsgen.data import as_batch, load_array
 from hlsgen.errors import HlsgenError
 from hlsgen.golden import run_graph
 from hlsgen.ir import Graph, Op, verify
+from hlsgen.ir.ops import LAYOUT_OPS
 from hlsgen.passes import FLOAT_PASSES, QUANT_PASSES, Pass, PassContext
+from hlsgen.passes.check_supported import hardware_nodes
 
 SAMPLE_SIZE = 16
 
@@ -115,6 +117,8 @@ def compile_model(model: str | Path | Graph, config: Config | str | Path | None 
     source, fused, cfg, stages = float_stage(model, config)
     calibration = _calibration(calib, source, cfg.limits)
     quantized = run_passes(fused, QUANT_PASSES, PassContext(cfg, calibration), stages)
+    if cfg.hw.layers:
+        cfg.check_hw_layer_names(n.name for n in hardware_nodes(quantized) if n.op not in LAYOUT_OPS)
     sample, synthetic = _sample(calibration, source, cfg.limits)
     return Compilation(source, fused, quantized, tuple(stages), cfg, calibration, sample, synthetic)
 

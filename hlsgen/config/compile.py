@@ -102,14 +102,15 @@ class Config:
         return o.act_bits if o is not None and o.act_bits is not None else self.quant.act_bits
 
     def check_layer_names(self, known: Iterable[str]) -> None:
-        """Refuse overrides for layers the model does not have (typos would be silently ignored)."""
-        names = set(known)
-        for section, entries in (("layers", self.layers), ("hw.layers", self.hw.layers)):
-            where = Where(self.source, section)
-            for name in entries:
-                if name not in names:
-                    raise where.error(f"{where.key(name)!r} names no layer of the model"
-                                      f"{suggest(name, names)}")
+        """Refuse quantization overrides (`layers:`) for nodes the model does not have (a typo would be
+        silently ignored)."""
+        _check_names(Where(self.source, "layers"), self.layers, set(known), "layer of the model")
+
+    def check_hw_layer_names(self, hardware: Iterable[str]) -> None:
+        """Refuse `hw.layers` entries that name no hardware layer of the integer graph: the names
+        report.md lists, which include the requants the quantize pass inserts (`concat.requant0`)
+        and exclude nodes fused into another (a Relu, a BatchNormalization)."""
+        _check_names(Where(self.source, "hw.layers"), self.hw.layers, set(hardware), "hardware layer")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -119,6 +120,12 @@ class Config:
             "hw": self.hw.to_dict(),
             "limits": self.limits.to_dict(),
         }
+
+
+def _check_names(where: Where, entries: Mapping[str, Any], names: set[str], what: str) -> None:
+    for name in entries:
+        if name not in names:
+            raise where.error(f"{where.key(name)!r} names no {what}{suggest(name, names)}")
 
 
 # ---- parsing -----------------------------------------------------------------------------------

@@ -28,6 +28,9 @@ class Resources:
     def __add__(self, other: Resources) -> Resources:
         return Resources(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
 
+    def __sub__(self, other: Resources) -> Resources:
+        return Resources(*(getattr(self, f.name) - getattr(other, f.name) for f in fields(self)))
+
     def as_dict(self) -> dict[str, float]:
         return {f.name: round(getattr(self, f.name), 1) for f in fields(self)}
 

@@ -1,9 +1,11 @@
 """The hardware view of the integer graph, shared by the HLS and Verilog backends.
 
 Every hardware node of the integer graph becomes one streaming `Layer`; tensors between them become
-`Stream`s of pixels in raster order with all channels of a pixel in one beat (channel 0 in the low
-bits). Layout ops (Reshape, Transpose) cost nothing: they only change which IR element a stream
-position holds (`Stream.order`), which a Gemm absorbs by permuting its weight columns.
+`Stream`s of pixels in raster order, lowered with all channels of a pixel in one beat (channel 0 in
+the low bits) and then folded: a pixel in beats of the fold its producer writes and its readers take,
+with width converters between (hw/stream_folds.py). Layout ops (Reshape, Transpose) cost nothing: they
+only change which IR element a stream position holds (`Stream.order`), which a Gemm absorbs by
+permuting its weight columns.
 
 Folding: a conv layer computes PE output channels at a time, each from SIMD input channels per cycle
 (hlsgen/hw/fold.py picks them for the device's budget);
@@ -19,13 +21,17 @@ data dependencies (see `skip_depth`), so residual blocks cannot deadlock under a
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from hlsgen.config.hw import HwConfig
+from hlsgen.devices.families import Family
 from hlsgen.devices.parts import family_of
 from hlsgen.errors import HlsgenError
+from hlsgen.hw.cost import Resources
 from hlsgen.hw.fifo import fifo_depths, output_depth
-from hlsgen.hw.fold import Choice, Folding, choose_folding
+from hlsgen.hw.fold import Choice, Folding, GlueOf, choose_folding
 from hlsgen.hw.layers import lower_node
 from hlsgen.hw.layers.reorder import reorder_layer
 from hlsgen.hw.model import Dataflow, Layer, Stream, canonical_order
@@ -34,24 +40,20 @@ from hlsgen.hw.resources import glue_resources, layer_resources
 from hlsgen.hw.slow_converters import fold_without_slow_converters
 from hlsgen.hw.stream_folds import Folded, fold_streams
 from hlsgen.ir import Graph, Node, Op
-from hlsgen.ir.ops import HARDWARE_OPS, HOST_BOUNDARY_OPS, LAYOUT_OPS, RASTER_INPUT_OPS
-from hlsgen.passes.check_supported import host_tail_nodes
+from hlsgen.ir.ops import HARDWARE_OPS, LAYOUT_OPS, RASTER_INPUT_OPS
+from hlsgen.passes.check_supported import hardware_nodes
 from hlsgen.support.names import Namer
 
 
 def build_dataflow(graph: Graph, hw: HwConfig) -> Dataflow:
     """Lower every hardware node in each folding it may take, then fold to the device (fold.py)."""
     namer = Namer()
-    tail = host_tail_nodes(graph)
     quant_in = next(n for n in graph.nodes if n.op == Op.QUANTIZE_INPUT)
-    host_head = {n.name for n in graph.nodes[:graph.nodes.index(quant_in)]}  # float preprocessing
     streams: dict[str, Stream] = {}
     first = input_stream(graph, quant_in.outputs[0], namer)
     streams[first.tensor] = first
     options: list[list[Layer]] = []
-    for n in graph.nodes:
-        if n.op in HOST_BOUNDARY_OPS or n.name in tail or n.name in host_head:
-            continue
+    for n in hardware_nodes(graph):
         if n.op not in HARDWARE_OPS:
             raise HlsgenError(f"node {n.name} ({n.op}): no hardware unit for this op")
         ins = [streams[i] for i in n.inputs if not graph.is_const(i)]
@@ -64,31 +66,53 @@ def build_dataflow(graph: Graph, hw: HwConfig) -> Dataflow:
         streams[out.tensor] = out
         options.append(forms)
     outs = tuple(streams[n.inputs[0]] for n in graph.nodes if n.op == Op.DEQUANTIZE_OUTPUT)
-    by_name = {s.name: s for s in streams.values()}
-    unfolded = [forms[0] for forms in options]
-    edges = {**fifo_depths(unfolded, by_name), **{(s.name, ""): output_depth(s, unfolded) for s in outs}}
+    lowered = {s.name: s for s in streams.values()}  # every stream unfolded
     ports = (port_format(first, hw.io_bits), tuple(port_format(o, hw.io_bits) for o in outs))
-    streams_at = by_name  # every stream unfolded, as lowered
-
-    def search(kept: list[list[Layer]]) -> Folding:
-        return fold(kept, streams_at, edges, first.pixels, hw)
+    family = family_of(hw.part)
 
     def with_converters(picked: tuple[Layer, ...], names: Namer) -> Folded:
-        return fold_streams(picked, streams_at, *ports, names)
+        return fold_streams(picked, lowered, *ports, names)
+
+    def glue_of(picked: tuple[Layer, ...]) -> Resources:
+        return folded_glue(picked, lowered, with_converters(picked, copy.deepcopy(namer)), family)
+
+    def search(kept: list[list[Layer]]) -> Folding:
+        return fold(kept, lowered, lambda picks: glue_of(_picked(kept, picks)), first.pixels, hw)
 
     folding, (layers, by_name, first, outs) = fold_without_slow_converters(options, search, with_converters, namer)
     depths = fifo_depths(list(layers), by_name)  # margins follow the chosen cycles (hw/fifo.margin)
-    return Dataflow(graph.name, hw.top, first, outs, by_name, layers, depths, folding, family_of(hw.part))
+    return Dataflow(graph.name, hw.top, first, outs, by_name, layers, depths, folding, family)
 
 
-def fold(options: list[list[Layer]], by_name: dict[str, Stream], depths: dict[tuple[str, str], int], floor: int,
+def folded_glue(picked: tuple[Layer, ...], lowered: dict[str, Stream], folded: Folded, family: Family) -> Resources:
+    """What one folding costs beyond its layers' own costs as the search compares them (each at its
+    unfolded streams, `lowered`): the FIFO of every stream edge (the output ports' too) as deep and as
+    wide as built, the data-width converters, and each layer's cost at the streams' folds instead."""
+    layers, streams, _, outs = folded
+    depths = {**fifo_depths(list(layers), streams), **{(s.name, ""): output_depth(s, list(layers)) for s in outs}}
+    total = glue_resources(depths, {s.name: s.data_bits for s in streams.values()}, family)
+    for lay in layers:
+        total = total + layer_resources(lay, streams[lay.inputs[0]], streams[lay.output], family)
+    for lay in picked:
+        total = total - layer_resources(lay, lowered[lay.inputs[0]], lowered[lay.output], family)
+    return total
+
+
+def _picked(options: list[list[Layer]], picks: tuple[int, ...]) -> tuple[Layer, ...]:
+    return tuple(forms[i] for forms, i in zip(options, picks, strict=True))
+
+
+def fold(options: list[list[Layer]], by_name: dict[str, Stream], glue: GlueOf, floor: int,
          hw: HwConfig) -> Folding:
     """Every layer's folding for the device (hlsgen/hw/fold.py), costed by the resource model."""
+    return choose_folding([_choices(forms, by_name, hw) for forms in options], glue, floor, hw,
+                          [forms[0].node for forms in options])
+
+
+def _choices(forms: list[Layer], by_name: dict[str, Stream], hw: HwConfig) -> list[Choice]:
     family = family_of(hw.part)
-    choices = [[Choice(i, lay.cycles, layer_resources(lay, by_name[lay.inputs[0]], by_name[lay.output], family))
-                for i, lay in enumerate(forms)] for forms in options]
-    glue = glue_resources(depths, {s.name: s.channels * s.bits for s in by_name.values()}, family)
-    return choose_folding(choices, glue, floor, hw, [forms[0].node for forms in options])
+    return [Choice(i, lay.cycles, layer_resources(lay, by_name[lay.inputs[0]], by_name[lay.output], family))
+            for i, lay in enumerate(forms)]
 
 
 def _canonical(graph: Graph, s: Stream, namer: Namer, options: list[list[Layer]],

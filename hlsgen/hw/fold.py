@@ -33,6 +33,8 @@ from hlsgen.hw.cost import Resources
 TRADEOFF_STEPS = 9  # rows of the trade-off table, at most one more (the slowest folding)
 LUT_SHARE = 0.8  # of the part's LUTs: leave room for routing and the shell
 RESOURCES = ("dsp", "lut", "bram36")
+GLUE_ROUNDS = 4  # searches of choose_folding when the glue depends on the picks
+GlueOf = Callable[[tuple[int, ...]], Resources]  # the glue of one pick (an option index per layer)
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class Choice:
 
 @dataclass(frozen=True)
 class DesignCost:
-    """The design estimate of one pick per layer: `fixed` (the FIFO glue, independent of folding) plus
+    """The design estimate of one pick per layer: `fixed` (the glue the search assumes) plus
     the picks' costs, LUTs scaled by `lut_factor` (the part family's calibrated design_lut_factor)."""
 
     fixed: Resources
@@ -91,6 +93,7 @@ class Tradeoff:
     fps: float
     cycles: int
     total: Resources
+    picks: tuple[int, ...] = ()  # option index per layer
 
 
 def budget_of(hw: HwConfig) -> Budget:
@@ -104,19 +107,56 @@ def budget_of(hw: HwConfig) -> Budget:
                   float(part.bram36 if b.bram36 is None else min(b.bram36, part.bram36)))
 
 
-def choose_folding(options: Sequence[Sequence[Choice]], fixed: Resources, floor: int, hw: HwConfig,
+def choose_folding(options: Sequence[Sequence[Choice]], glue: Resources | GlueOf, floor: int, hw: HwConfig,
                    names: Sequence[str] = ()) -> Folding:
-    """Pick one option per layer (see the module docstring). `fixed`: resources that do not depend
-    on folding (FIFOs); `floor`: cycles no folding can beat (the input stream); `names`: the layers'
-    names, for the errors."""
+    """Pick one option per layer (see the module docstring). `glue`: the resources around the layers
+    (FIFOs, width converters), fixed or as a function of the picks; `floor`: cycles no folding can
+    beat (the input stream); `names`: the layers' names, for the errors.
+
+    Glue that depends on the picks (a stream's FIFO is as wide as its fold) is not in the per-layer
+    costs the search compares, so the search assumes the glue of one pick (first every layer's option
+    0) and runs again with the glue of what it picked, until it picks what it assumed (at most
+    GLUE_ROUNDS searches; then the best of them). The result and every trade-off row are costed with
+    their own glue."""
+    glue_of = _cached(glue)
     budget = budget_of(hw)
-    cost = DesignCost(fixed, family_of(hw.part).calibration.design_lut_factor)
-    if hw.target_fps:
-        chosen = _at_target(options, cost, floor, budget, Rate(hw.target_fps, hw.hls.clock_ns),
-                            list(names) or [f"layer {i}" for i in range(len(options))])
+    factor = family_of(hw.part).calibration.design_lut_factor
+    assumed, tried = tuple(0 for _ in options), []
+    for _ in range(GLUE_ROUNDS):
+        cost = DesignCost(glue_of(assumed), factor)
+        if hw.target_fps:
+            chosen = _at_target(options, cost, floor, budget, Rate(hw.target_fps, hw.hls.clock_ns),
+                                list(names) or [f"layer {i}" for i in range(len(options))])
+        else:
+            chosen = _fastest(options, cost, floor, budget)
+        if chosen.picks == assumed:
+            break
+        tried.append(_recosted(chosen, options, DesignCost(glue_of(chosen.picks), factor)))
+        assumed = chosen.picks
     else:
-        chosen = _fastest(options, cost, floor, budget)
-    return replace(chosen, tradeoffs=tradeoffs(options, cost, floor, budget, hw.hls.clock_ns, chosen.cycles))
+        chosen = min(tried, key=lambda f: (not f.fits, f.cycles))
+        cost = DesignCost(glue_of(chosen.picks), factor)
+    rows = tradeoffs(options, cost, floor, budget, hw.hls.clock_ns, chosen.cycles)
+    own = [replace(r, total=DesignCost(glue_of(r.picks), factor).of(_chosen(options, r.picks))) for r in rows]
+    return replace(chosen, tradeoffs=_pareto([r for r in own if budget.fits(r.total)]))
+
+
+def _cached(glue: Resources | GlueOf) -> GlueOf:
+    if isinstance(glue, Resources):
+        return lambda picks: glue
+    memo: dict[tuple[int, ...], Resources] = {}
+    return lambda picks: memo[picks] if picks in memo else memo.setdefault(picks, glue(picks))
+
+
+def _chosen(options: Sequence[Sequence[Choice]], picks: tuple[int, ...]) -> list[Choice]:
+    return [opts[i] for opts, i in zip(options, picks, strict=True)]
+
+
+def _recosted(folding: Folding, options: Sequence[Sequence[Choice]], cost: DesignCost) -> Folding:
+    """`folding`'s picks costed with `cost` (their own glue) instead of the glue the search assumed."""
+    total = cost.of(_chosen(options, folding.picks))
+    fits = folding.budget.fits(total)
+    return replace(folding, total=total, fits=fits, optimal=folding.optimal and fits)
 
 
 def _fastest(options: Sequence[Sequence[Choice]], cost: DesignCost, floor: int, budget: Budget) -> Folding:
@@ -214,7 +254,12 @@ def tradeoffs(options: Sequence[Sequence[Choice]], cost: DesignCost, floor: int,
         fps = _three_digits_down(1e9 / (clock_ns * t))
         found = cheapest_fitting(options, cost, budget, Rate(fps, clock_ns).cycles)
         if found is not None:
-            rows.append(Tradeoff(fps, max([floor] + [c.cycles for c in found[0]]), found[1]))
+            rows.append(Tradeoff(fps, max([floor] + [c.cycles for c in found[0]]), found[1],
+                                 tuple(c.index for c in found[0])))
+    return _pareto(rows)
+
+
+def _pareto(rows: Sequence[Tradeoff]) -> tuple[Tradeoff, ...]:
     return tuple(r for r in rows if not any(_dominates(o, r) for o in rows))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from hlsgen.errors import UnsupportedModelError
 from hlsgen.ir import Graph, Node
-from hlsgen.ir.ops import UNARY_OPS, Op
+from hlsgen.ir.ops import HOST_BOUNDARY_OPS, UNARY_OPS, Op
 from hlsgen.passes.context import PassContext
 
 HARDWARE_OPS = (Op.CONV, Op.GEMM, Op.ADD, Op.MAXPOOL, Op.RESIZE, Op.AVGPOOL, Op.GLOBAL_AVGPOOL, Op.RELU, Op.CLIP,
@@ -32,6 +32,15 @@ def host_tail_nodes(graph: Graph) -> set[str]:
             names.add(n.name)
             after.update(n.outputs)
     return names
+
+
+def hardware_nodes(graph: Graph) -> list[Node]:
+    """The nodes the hardware computes, in order: all but the quantize/dequantize boundary and the
+    float head and tail the host computes (layout ops included: they become stream orders)."""
+    tail = host_tail_nodes(graph)
+    quant_in = next(n for n in graph.nodes if n.op == Op.QUANTIZE_INPUT)
+    host_head = {n.name for n in graph.nodes[:graph.nodes.index(quant_in)]}  # float preprocessing
+    return [n for n in graph.nodes if n.op not in HOST_BOUNDARY_OPS and n.name not in tail | host_head]
 
 
 def host_tail(graph: Graph) -> set[str]:

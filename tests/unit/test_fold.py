@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 import model_zoo
@@ -18,8 +21,10 @@ from hlsgen.errors import HlsgenError
 from hlsgen.frontend import from_onnx_model
 from hlsgen.hw.cost import NONE, Resources, bram18, dsp_slices
 from hlsgen.hw.dataflow import build_dataflow
+from hlsgen.hw.fifo import output_depth
 from hlsgen.hw.fold import Budget, Choice, budget_of, choose_folding
 from hlsgen.hw.model import Kind
+from hlsgen.hw.resources import glue_resources, layer_resources
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -194,3 +199,50 @@ def test_every_tradeoff_row_is_what_its_target_fps_gives() -> None:
         cfg = config_from_dict({"hw": {"target_fps": row.fps}}, "t")
         asked = build_dataflow(c.graph, cfg.hw).folding
         assert asked is not None and (asked.cycles, asked.total) == (row.cycles, row.total), row
+
+
+def test_the_estimate_costs_the_fifos_at_their_folded_widths_and_the_converters() -> None:
+    """The folding's total is the estimate of what the dataflow builds: every layer at the folds of its
+    streams, every width converter, every FIFO edge as deep and as wide (fold x bits) as built. The
+    search once costed the FIFOs at whole pixels a beat (544 channels here) and left the converters out."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
+    import test_wide_channels_hw
+
+    c = test_wide_channels_hw._compile()
+    df = build_dataflow(c.graph, c.config.hw)
+    family = FAMILIES["xc7"]
+    edges = {**df.fifo_depth, **{(s.name, ""): output_depth(s, list(df.layers)) for s in df.outputs}}
+
+    def estimate(widths: dict[str, int]) -> Resources:
+        total = glue_resources(edges, widths, family)
+        for lay in df.layers:
+            total = total + layer_resources(lay, df.streams[lay.inputs[0]], df.streams[lay.output], family)
+        return replace(total, lut=total.lut * family.calibration.design_lut_factor)
+
+    assert df.folding is not None and any(lay.kind == Kind.CONVERT for lay in df.layers)
+    built = estimate({s.name: s.data_bits for s in df.streams.values()})
+    assert df.folding.total.as_dict() == pytest.approx(built.as_dict(), rel=1e-9)
+    unfolded = estimate({s.name: s.channels * s.bits for s in df.streams.values()})
+    assert unfolded.lutram > built.lutram and unfolded.lut > built.lut
+
+
+def test_hw_layers_may_name_an_inserted_requant_but_not_a_fused_node() -> None:
+    """hw.layers keys are the hardware layers report.md lists: a requant the quantize pass inserts in
+    front of a concat (`concat.requant0`) takes its PE; a Relu fused into its conv, or a typo, is an
+    error naming the key (before, both were accepted and did nothing)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
+    import test_wide_channels_hw
+
+    m, calib = test_wide_channels_hw.wide_channels_net()
+    pinned = test_wide_channels_hw.FOLDING
+
+    def requant_pes(layers: dict[str, dict[str, int]]) -> dict[str, int]:
+        c = compile_model(from_onnx_model(m, "w"), config_from_dict({"hw": {"layers": {**pinned, **layers}}}, "t"),
+                          calib)
+        return {lay.node: lay.pe for lay in build_dataflow(c.graph, c.config.hw).layers if lay.kind == Kind.REQUANT}
+
+    assert requant_pes({}) == {"concat.requant0": 1, "concat.requant1": 1, "concat.requant2": 1}
+    assert requant_pes({"concat.requant0": {"pe": 16}})["concat.requant0"] == 16
+    for key, hint in (("Relu_1", ""), ("concat_requant0", " (did you mean 'concat.requant0'?)")):
+        with pytest.raises(HlsgenError, match=re.escape(f"'hw.layers.{key}' names no hardware layer{hint}")):
+            requant_pes({key: {"pe": 2}})
