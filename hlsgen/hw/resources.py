@@ -62,10 +62,22 @@ def glue_resources(depths: dict[tuple[str, str], int], widths: dict[str, int],
     return total
 
 
+REQUANT_PIECE = 18  # hg_requant multiplies a wider value in two products: x = xh*2^17 + xl, xl unsigned
+
+
+def requant_products(x_bits: int, mult_bits: int, family: Family) -> int:
+    """DSP slices of hg_requant's x * m: one product, or for x over REQUANT_PIECE bits two, the high
+    part (x_bits - 17 bits, signed) and the low 17 bits (an 18-bit signed operand)."""
+    if x_bits <= REQUANT_PIECE:
+        return dsp_slices(x_bits, mult_bits, family)
+    low = REQUANT_PIECE - 1
+    return dsp_slices(x_bits - low, mult_bits, family) + dsp_slices(low + 1, mult_bits, family)
+
+
 def requant_dsp(layer: Layer, rq: RequantShape, out: Stream, family: Family) -> int:
-    """DSP slices of the requant units: one product per step, one more for a second operand."""
+    """DSP slices of the requant units: the products of each step, one more for a second operand."""
     mb = rq.mult_bits
-    per_unit = dsp_slices(rq.operand_bits, mb, family) * (2 if rq.two_step else 1)
+    per_unit = requant_products(rq.operand_bits, mb, family) * (2 if rq.two_step else 1)
     if rq.second_operand:
         per_unit += dsp_slices(out.bits + 2, mb, family)
     return rq.units * per_unit

@@ -67,11 +67,12 @@ def _dense() -> tuple[Layer, Stream, Stream]:
 
 def test_a_family_made_of_data_moves_the_structural_counts() -> None:
     layer, x, out = _dense()
-    # xc7: 8 slices for the products, 1 for the requant; ROM of 128 words is LUT logic (64 bits x 2 LUTs);
-    # the 2 x 512-bit window is RAM32M, ceil(512 / 6) x 4 LUTs
-    assert structural_part(layer, x, out, XC7) == Resources(dsp=9, lut=128 + 344, lutram=344)
-    # odd: 24 x 11 takes 2 slices of 18 x 18; the ROM is over rom_block_min: ceil(64 / 18) x 1024x18
-    # halves; the window is 16x4 LUT RAM, ceil(512 / 4) cells of 1 LUT
+    # xc7: 8 slices for the products, 2 for the requant (hg_requant multiplies a 24-bit value in two
+    # products, 7 x 11 and 18 x 11 bits: resources.requant_products); ROM of 128 words is LUT logic
+    # (64 bits x 2 LUTs); the 2 x 512-bit window is RAM32M, ceil(512 / 6) x 4 LUTs
+    assert structural_part(layer, x, out, XC7) == Resources(dsp=10, lut=128 + 344, lutram=344)
+    # odd: the two requant products fit an 18 x 18 slice each; the ROM is over rom_block_min: ceil(64 / 18) x
+    # 1024x18 halves; the window is 16x4 LUT RAM, ceil(512 / 4) cells of 1 LUT
     assert structural_part(layer, x, out, ODD) == Resources(dsp=10, lut=128, lutram=128, bram36=2.0)
     assert fitted_part(layer, x, out, ODD) == Resources(lut=100.0, ff=50.0)
 
