@@ -208,6 +208,8 @@ def _mvu_unit(layer: Layer, df: Dataflow, x: Stream, top: str) -> Unit:
               Param("WB", p.weight_bits), Param("ACCB", int(p.acc_bits or 32)), flag("PACK", pack),
               flag("LUTMUL", lut_multipliers(layer)),
               Param("MEM_FILE", mem), *_mvu_epilogue(layer, df, nf * pe, _pack_bias_offset(layer, x, pack))]
+    if df.family.dsp_primitive:  # the products in the family's DSP block with its own registers (hg_mul)
+        params.append(Param("MUL_PRIM", df.family.dsp_primitive))
     if out.fold < cout:  # a folded output stream: groups of RQ requant lanes a beat (hg_collect)
         params += [Param("OBG", out.fold // requant_units(layer, x)), Param("OUTW", out.data_bits)]
     if x.fold < x.channels:  # a folded input: one SIMD slice (depthwise: one PE fold) a beat

@@ -34,6 +34,8 @@ class Family:
     dsp_min_product_bits: int = 9  # narrower products (a + b bits) stay in LUTs
     dsp_signed_chunks: bool = True  # a wide operand splits into signed chunks of width - 1 bits; else
     # into chunks of `width` bits, a last chunk under 2 bits left to LUTs (synth_ecp5's mul2dsp)
+    dsp_primitive: str = ""  # the DSP block hg_mul instantiates with its own operand and product registers
+    # ("": a registered a * b, the synthesis tool absorbs the registers; templates/verilog/rtl/hg_mul.sv)
 
     def dsp_slices(self, a_bits: int, b_bits: int) -> int:
         """Slices of one signed a x b product under Yosys's mapping (0: it stays in LUTs)."""
@@ -59,7 +61,8 @@ FAMILIES = {f.name: f for f in (
     Family("xcup", "DSP48E2", 27, 18, "synth_xilinx -family xcup -noiopad -noclkbuf -top {top}",
            cells.XILINX, memory.XILINX, calibration.XC7),  # not fitted on UltraScale+: the xc7 fit
     Family("ecp5", "MULT18X18D", 18, 18, "synth_ecp5 -top {top}", cells.ECP5, memory.ECP5,
-           calibration.ECP5, lut_kind="LUT4", dsp_min_product_bits=0, dsp_signed_chunks=False),
+           calibration.ECP5, lut_kind="LUT4", dsp_min_product_bits=0, dsp_signed_chunks=False,
+           dsp_primitive="MULT18X18D"),
 )}
 DEFAULT_FAMILY = FAMILIES["xc7"]  # for parts hlsgen does not know
 

@@ -38,20 +38,23 @@ from hlsgen.support.progress import task as progress_task
 from hlsgen.tools.environment import find_program
 from hlsgen.tools.synth import cache_root as synth_cache_root
 from hlsgen.tools.synth import design_part, find_yosys, hierarchy_cells, resources, yosys_version
+from hlsgen.tools.yosys_cells import after_synthesis, read_commands
 
 DEFAULT_PART = "LFE5U-85F-6BG381C"  # the ULX3S board's part; designs compiled for a Xilinx part go here
 DEFAULT_FREQ = 125.0  # MHz: the target nextpnr's placer and router work towards
-SCRIPT = ("read_verilog -sv {files}\n"
+SCRIPT = ("{reads}"
           "hierarchy -top {top}\n"
           "setattr -set rom_style \"logic\" a:rom_style=distributed\n"
-          "synth_ecp5 -top {top} -json design.json\n"
-          "tee -q -o stat.json stat -json\n")
+          "synth_ecp5 -top {top}\n"
+          "{cells}"
+          "write_json design.json\n"
+          "tee -q -o stat.json stat -json\n")  # reads, cells: hlsgen/tools/yosys_cells.py
 # nextpnr's utilization keys (after packing) and what the table calls them
 CELLS = {"MULT18X18D": "MULT18X18D", "TRELLIS_COMB": "LUT4", "TRELLIS_FF": "FF", "DP16KD": "DP16KD",
          "TRELLIS_RAMW": "LUTRAM write ports", "TRELLIS_IO": "IO"}
 
 
-LOGS = ("yosys.log", "nextpnr.log", "report.json", "stat.json", "ecppack.log")
+LOGS = ("yosys.log", "nextpnr.log", "report.json", "stat.json", "dsp.json", "ecppack.log")
 PACKED = ("design.bit",)  # a board run's bitstream (ecppack), kept in the cache with its logs
 
 
@@ -146,13 +149,15 @@ def place_and_route(design: Design, yosys: str, nextpnr: str, args: list[str], w
     """synth_ecp5 then nextpnr-ecp5 in `work` (report.json, stat.json, yosys.log, nextpnr.log)."""
     for name, data in design.data:
         (work / name).write_bytes(data)
-    (work / "pnr.ys").write_text(SCRIPT.format(files=" ".join(design.files), top=design.top))
+    (work / "pnr.ys").write_text(SCRIPT.format(reads=read_commands(design.files), top=design.top,
+                                               cells=after_synthesis(design.files)))
     with progress_task("pnr", f"synth_ecp5 of {design.top}"):
         r = _run([yosys, "-q", "-l", "yosys.log", "-s", "pnr.ys"], work, "yosys.out")
     if r.returncode != 0 or not (work / "design.json").is_file():
         last = next((ln for ln in reversed(r.stdout.splitlines() + r.stderr.splitlines()) if ln.strip()), "")
         raise HlsgenError(f"synth_ecp5 of {design.top} failed (exit {r.returncode}): {last}")
     check_fits(json.loads((work / "stat.json").read_text()), design.top, target)
+    (work / "dsp.json").write_text(json.dumps(dsp_registers(json.loads((work / "design.json").read_text()))))
     with progress_task("pnr", f"nextpnr-ecp5 of {design.top} ({' '.join(args[:6])})"):
         r = _run([nextpnr, *args], work, "nextpnr.log")
     if r.returncode != 0 or not (work / "report.json").is_file():
@@ -201,6 +206,8 @@ def pnr(out_dir: str | Path, part: str | None = None, freq: float = DEFAULT_FREQ
         report = json.loads((work / "report.json").read_text())
         result = result_of(report, design.top, part_name, target, freq, seed, tools.versions,
                            time.monotonic() - started, cached)
+        if (work / "dsp.json").is_file():
+            result["dsp_blocks"] = json.loads((work / "dsp.json").read_text())
         write_results(out, result_files(result, work))
     return result
 
@@ -291,6 +298,14 @@ def critical_path(report: dict[str, Any]) -> dict[str, Any] | None:
             "to": unit_of(steps[-1]["to"]["cell"]), "through": through, "clock": longest.get("from", "")}
 
 
+def dsp_registers(netlist: dict[str, Any]) -> dict[str, int]:
+    """The synthesized netlist's MULT18X18D blocks and how many use their own output register (hg_mul)."""
+    cells = [c for m in netlist.get("modules", {}).values() for c in m.get("cells", {}).values()
+             if c.get("type") == "MULT18X18D"]
+    registered = sum(1 for c in cells if c.get("parameters", {}).get("REG_OUTPUT_CLK", "NONE") != "NONE")
+    return {"MULT18X18D": len(cells), "registered": registered}
+
+
 def result_of(report: dict[str, Any], top: str, part_name: str, target: PnrTarget, freq: float, seed: int,
               versions: tuple[str, str], seconds: float, cached: bool) -> dict[str, Any]:
     clocks = report.get("fmax", {})
@@ -316,6 +331,10 @@ def render_table(r: dict[str, Any]) -> str:
     for name, u in r["utilization"].items():
         pct = 100.0 * u["used"] / u["available"] if u["available"] else 0.0
         lines.append(f"| {name} | {u['used']:,} | {u['available']:,} | {pct:.1f} |")
+    dsp = r.get("dsp_blocks")
+    if dsp and dsp["MULT18X18D"]:
+        lines += ["", f"MULT18X18D with their own operand and product registers (hg_mul): {dsp['registered']:,} of "
+                      f"{dsp['MULT18X18D']:,}."]
     cp = r["critical_path"]
     if cp:
         lines += ["", f"Critical path: {cp['delay_ns']:.2f} ns ({cp['logic_ns']:.2f} ns logic in {cp['logic_cells']} "

@@ -47,6 +47,7 @@ from hlsgen.support.outdir import require_hlsgen_output, write_folder_atomically
 from hlsgen.support.progress import task as progress_task
 from hlsgen.tools.environment import find_program, log
 from hlsgen.tools.synth_report import GLUE, SCRIPT, progress_line, render_table, summarize
+from hlsgen.tools.yosys_cells import after_synthesis, read_commands
 
 # rom_style "distributed" (Vivado's word for a ROM in LUTs) is "logic" in Yosys, whose memory mapper
 # fails on a ROM forced to LUT RAM ("no valid mapping found for memory"); the attribute is evaluated
@@ -140,8 +141,9 @@ def job_key(job: Job, version: str, family: Family) -> str:
 
 
 def script(job: Job, family: Family) -> str:
-    return SCRIPT.format(files=" ".join(n for n, _ in job.sources), synth=family.synth_command.format(top=job.top),
-                         top=job.top)
+    files = [n for n, _ in job.sources]
+    return SCRIPT.format(reads=read_commands(files), synth=family.synth_command.format(top=job.top), top=job.top,
+                         cells=after_synthesis(files))
 
 
 def run_job(job: Job, yosys: str, version: str, family: Family, use_cache: bool, work: Path) -> dict[str, Any]:

@@ -6,11 +6,12 @@ from typing import Any
 
 from hlsgen.devices.parts import Part
 
-SCRIPT = ("read_verilog -sv {files}\n"
+SCRIPT = ("{reads}"
           "hierarchy -top {top}\n"
           "setattr -set rom_style \"logic\" a:rom_style=distributed\n"
           "{synth}\n"
-          "tee -q -o stat.json stat -json\n")
+          "{cells}"
+          "tee -q -o stat.json stat -json\n")  # reads, cells: hlsgen/tools/yosys_cells.py
 RESOURCES = ("dsp", "lut", "lutram", "ff", "bram18", "bram36", "bram36_eq")
 GLUE = "glue"
 BUDGETED = {"dsp": "dsp", "lut": "lut", "lutram": "lutram", "ff": "ff", "bram36_eq": "bram36"}

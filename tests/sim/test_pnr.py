@@ -62,6 +62,13 @@ def test_placed_multipliers_are_the_ones_synthesis_made(placed: dict[str, Any], 
     used = placed["first"]["utilization"]["MULT18X18D"]
     assert used["used"] == made and used["available"] == 28
     assert made >= sum(pe * simd for pe, simd in FOLDS.values())  # one MULT18X18D per int8 product
+    # hg_mul's HG_MULT18X18D (a black box through synth_ecp5) left it as the primitive with its registers
+    cells = hierarchy_cells(stat, placed["first"]["top"])
+    assert "HG_MULT18X18D" not in cells
+    # every int8 product's block has its registers (the requants' too, where their operands fit 18 bits)
+    dsp = placed["first"]["dsp_blocks"]
+    assert dsp["MULT18X18D"] == made and sum(pe * simd for pe, simd in FOLDS.values()) <= dsp["registered"] <= made
+    assert f"{dsp['registered']:,} of {made:,}" in render_table(placed["first"])
 
 
 def test_the_critical_path_is_named_by_layer(placed: dict[str, Any], compiled: Path) -> None:

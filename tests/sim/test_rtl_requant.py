@@ -173,7 +173,8 @@ def _run(tmp_path: Path, sources: list[Path], top: str, testcase: str) -> None:
 def test_requant_lane_matches_numerics(tmp_path: Path) -> None:
     from hlsgen.backends.render import TEMPLATES
 
-    _run(tmp_path, [TEMPLATES / "verilog" / "rtl" / "hg_requant.sv", HERE / "rtl_requant_tb.sv"], "rtl_requant_tb",
+    _run(tmp_path, [TEMPLATES / "verilog" / "rtl" / "hg_requant.sv", TEMPLATES / "verilog" / "rtl" / "hg_mul.sv",
+                    HERE / "rtl_requant_tb.sv"], "rtl_requant_tb",
          "requant_vectors")
 
 
@@ -181,8 +182,8 @@ def test_two_step_lane_matches_numerics(tmp_path: Path) -> None:
     from hlsgen.backends.render import TEMPLATES
 
     rtl = TEMPLATES / "verilog" / "rtl"
-    _run(tmp_path, [rtl / "hg_requant.sv", rtl / "hg_table.sv", rtl / "hg_delay.sv", rtl / "hg_mvu_lane.sv",
-                    HERE / "rtl_two_step_tb.sv"],
+    _run(tmp_path, [rtl / "hg_requant.sv", rtl / "hg_mul.sv", rtl / "hg_table.sv", rtl / "hg_delay.sv",
+                    rtl / "hg_mvu_lane.sv", HERE / "rtl_two_step_tb.sv"],
          "rtl_two_step_tb",
          "two_step_vectors")
 

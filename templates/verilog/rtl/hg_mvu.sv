@@ -37,6 +37,7 @@ module hg_mvu #(
     parameter int COUT = 4, parameter int PE = 2, parameter int SIMD = 3, parameter int NF = 2, parameter int RQ = PE,
     parameter int KK = 9, parameter bit DEPTHWISE = 1'b0, parameter int GROUP = 1,
     parameter int WB = 8, parameter int ACCB = 20, parameter bit PACK = 1'b0, parameter bit LUTMUL = 1'b0,
+    parameter MUL_PRIM = "",  // hg_mul's PRIM: the DSP block the products use with its own registers
     parameter MEM_FILE = "",
     parameter int OB = 8, parameter int MB = 16, parameter int SHB = 6, parameter int MAX_SHIFT = 40,
     parameter int MIN_SHIFT = 0,
@@ -129,7 +130,7 @@ module hg_mvu #(
     logic signed [XB-1:0] x0 [0:NX-1];
     logic signed [XB-1:0] x1 [0:NX-1];   // lane i reads x1[SHARED ? i % SIMD : i]
     logic [PE*SIMD*WB-1:0] w1;
-    logic signed [PB-1:0] prod2 [0:PE*SIMD-1];     // one product per lane (unpaired lanes)
+    logic [PE*SIMD*PB-1:0] prod2;                   // one product per lane (unpaired lanes), PB bits each
     logic signed [PB-1:0] prodq [0:PE*SIMD-1];     // ... registered again
     logic signed [PW-1:0] ppq [0:(NP > 0 ? NP : 1)*SIMD-1];  // PACK: one double product per pair (g_pack.pp2, again)
     logic signed [AB-1:0] acc [0:PE-1];
@@ -219,21 +220,40 @@ module hg_mvu #(
     always_comb begin
         for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) wl[i] = w1[i * WB +: WB];  // the unpaired lanes
     end
-    logic signed [WB-1:0] wm [0:PE*SIMD-1];
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic signed [WB-1:0] wm [0:PE*SIMD-1];  // unused where every lane is paired (PACK)
     logic signed [XB-1:0] xm [0:PE*SIMD-1];
-    logic signed [WB-1:0] wn [0:PE*SIMD-1];  // the second operand stage
-    logic signed [XB-1:0] xn [0:PE*SIMD-1];
+    /* verilator lint_on UNUSEDSIGNAL */
 
-    // LUTMUL: w*x = sum of x*2^b over the weight's bits b (the sign bit subtracts)
-    logic signed [PB-1:0] pm [0:PE*SIMD-1];
-    logic signed [PB-1:0] xs;
-    always_comb begin
-        for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) begin
-            xs = {{(PB - XB){xn[i][XB-1]}}, xn[i]};
-            pm[i] = '0;
-            for (int b = 0; b < WB; b++) begin
-                if (wn[i][b]) pm[i] = (b == WB - 1) ? pm[i] - (xs <<< b) : pm[i] + (xs <<< b);
+    // stages M2 and P of each unpaired lane: hg_mul (the family's DSP block with its own registers where
+    // MUL_PRIM names one), or LUTMUL: w*x = sum of x*2^b over the weight's bits b (the sign bit subtracts)
+    for (genvar i = 0; i < 2 * NP * SIMD; i++) begin : g_paired
+        assign prod2[i * PB +: PB] = '0;  // a pair's lanes multiply in g_pack
+    end
+    for (genvar i = 2 * NP * SIMD; i < PE * SIMD; i++) begin : g_product
+        if (LUTMUL) begin : g_lut
+            logic signed [WB-1:0] wn;  // the second operand stage
+            logic signed [XB-1:0] xn;
+            logic signed [PB-1:0] pm, xs, pr;
+            always_comb begin
+                xs = {{(PB - XB){xn[XB-1]}}, xn};
+                pm = '0;
+                for (int b = 0; b < WB; b++) begin
+                    if (wn[b]) pm = (b == WB - 1) ? pm - (xs <<< b) : pm + (xs <<< b);
+                end
             end
+            always_ff @(posedge clk) begin
+                if (en) begin
+                    wn <= wm[i];
+                    xn <= xm[i];
+                    pr <= pm;
+                end
+            end
+            assign prod2[i * PB +: PB] = pr;
+        end else begin : g_dsp
+            hg_mul #(.AW(WB), .BW(XB), .PW(PB), .PRIM(MUL_PRIM)) u_mul (
+                .clk(clk), .en(en), .a(wm[i]), .b(xm[i]), .p(prod2[i * PB +: PB])
+            );
         end
     end
 
@@ -246,10 +266,7 @@ module hg_mvu #(
             for (int i = 2 * NP * SIMD; i < PE * SIMD; i++) begin
                 wm[i] <= wl[i];
                 xm[i] <= x1[SHARED ? i % SIMD : i];
-                wn[i] <= wm[i];
-                xn[i] <= xm[i];
-                prod2[i] <= LUTMUL ? pm[i] : wn[i] * xn[i];
-                prodq[i] <= prod2[i];
+                prodq[i] <= prod2[i * PB +: PB];
             end
             nf3 <= nf2;
         end
@@ -446,7 +463,7 @@ module hg_mvu #(
     // the requant units for channels nfq*RQ + r: LD stages
     for (genvar p = 0; p < RQ; p++) begin : g_lane
         hg_mvu_lane #(
-            .AB(AB), .NF(NFQ), .PE(RQ), .LANE(p), .NB(NQB), .COUT(COUT), .OB(OB), .MB(MB), .SHB(SHB),
+            .MUL_PRIM(MUL_PRIM), .AB(AB), .NF(NFQ), .PE(RQ), .LANE(p), .NB(NQB), .COUT(COUT), .OB(OB), .MB(MB), .SHB(SHB),
             .MAX_SHIFT(MAX_SHIFT), .MIN_SHIFT(MIN_SHIFT), .HAS_NEG(HAS_NEG), .HAS_SKIP(HAS_SKIP), .SKB(SKB),
             .SKIP_SIGNED(SKIP_SIGNED), .SMB(SMB), .SKC(SKC), .SKQ(SKQ), .ROUND_UP(ROUND_UP), .ZP(ZP), .LO(LO), .HI(HI),
             .MULT(MULT), .MULT_NEG(MULT_NEG), .SHIFT(SHIFT), .SKIP_MULT(SKIP_MULT), .SKIP_ZP(SKIP_ZP),

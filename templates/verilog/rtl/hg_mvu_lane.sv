@@ -8,6 +8,7 @@
 // bias B2 (POST_BIAS, HAS_PB): 2*RQD stages in all. The channel index and the skip code are
 // delayed by the first step's RQD stages (hg_delay) so that step 2 uses those of the same accumulator.
 module hg_mvu_lane #(
+    parameter MUL_PRIM = "",  // hg_requant's (hg_mul's PRIM)
     parameter int AB = 24, parameter int NF = 1, parameter int PE = 1, parameter int LANE = 0,
     parameter int NB = 1, parameter int COUT = 1, parameter int OB = 8,
     parameter int MB = 16, parameter int SHB = 6, parameter int MAX_SHIFT = 40, parameter int MIN_SHIFT = 0,
@@ -116,7 +117,7 @@ module hg_mvu_lane #(
         hg_requant #(
             .XB(AB), .MB(MB1), .HAS_NEG(HAS_NEG1), .HAS_SKIP(1'b0), .SXB(2), .SMB(2), .HAS_BIAS(1'b0), .BB(2),
             .SHB(SHB1), .MAX_SHIFT(MAX_SHIFT1), .MIN_SHIFT(MIN_SHIFT1), .ROUND_UP(ROUND_UP), .OB(TB1), .ZP(MID_ZP), .LO(MID_LO),
-            .HI(MID_HI)
+            .HI(MID_HI), .MUL_PRIM(MUL_PRIM)
         ) u_mid (
             .clk(clk), .en(en), .x(acc), .m(m1), .m_neg(m1n), .sx(2'sd0), .sm(2'sd0), .b(2'sd0), .sh(s1), .y(t)
         );
@@ -130,7 +131,8 @@ module hg_mvu_lane #(
 
     hg_requant #(
         .XB(XB2), .MB(MB), .HAS_NEG(HAS_NEG), .HAS_SKIP(HAS_SKIP), .SXB(SXB), .SMB(SMB), .HAS_BIAS(HAS_PB),
-        .BB(PBB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT), .MIN_SHIFT(MIN_SHIFT), .ROUND_UP(ROUND_UP), .OB(OB), .ZP(ZP), .LO(LO), .HI(HI)
+        .BB(PBB), .SHB(SHB), .MAX_SHIFT(MAX_SHIFT), .MIN_SHIFT(MIN_SHIFT), .ROUND_UP(ROUND_UP), .OB(OB), .ZP(ZP), .LO(LO), .HI(HI),
+        .MUL_PRIM(MUL_PRIM)
     ) u_rq (
         .clk(clk), .en(en), .x(x2), .m(m), .m_neg(m_neg), .sx(sx), .sm(sm), .b(pb), .sh(sh), .y(y)
     );

@@ -26,15 +26,18 @@ module hg_requant #(
     parameter bit HAS_BIAS = 1'b0, parameter int BB = 2,
     parameter int SHB = 6, parameter int MAX_SHIFT = 40, parameter int MIN_SHIFT = 0,
     parameter bit ROUND_UP = 1'b0,
-    parameter int OB = 8, parameter int ZP = 0, parameter int LO = -128, parameter int HI = 127
+    parameter int OB = 8, parameter int ZP = 0, parameter int LO = -128, parameter int HI = 127,
+    parameter MUL_PRIM = ""  // hg_mul's PRIM: the DSP block the products use with its own registers
 ) (
     input  logic                  clk,
     input  logic                  en,
     input  logic signed [XB-1:0]  x,
     input  logic signed [MB-1:0]  m,
     input  logic signed [MB-1:0]  m_neg,
-    input  logic signed [SXB-1:0] sx,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  logic signed [SXB-1:0] sx,  // unused without HAS_SKIP
     input  logic signed [SMB-1:0] sm,
+    /* verilator lint_on UNUSEDSIGNAL */
     input  logic signed [BB-1:0]  b,
     input  logic [SHB-1:0]        sh,
     output logic [OB-1:0]         y
@@ -66,39 +69,37 @@ module hg_requant #(
     localparam int XHB = XB - LB;                   // bits of xh
     localparam int PH = XHB + MB, PL = LB + 1 + MB;  // the two products
 
-    // stage 1: the operands
-    logic signed [MB-1:0] mm, mm_r;
-    logic signed [XB-1:0] x_r;
-    logic signed [SXB-1:0] sx_r;
-    logic signed [SMB-1:0] sm_r;
+    // stage 1: the operands (the products' own in hg_mul)
+    logic signed [MB-1:0] mm;
     logic signed [BB-1:0] b_r, b_p;
     logic [SHB-1:0] sh_r, sh_p, sh_a;
     always_comb mm = (HAS_NEG && x != '0 && m != '0 && (x[XB-1] ^ m[MB-1])) ? m_neg : m;
     always_ff @(posedge clk) begin
         if (en) begin
-            x_r <= x;
-            mm_r <= mm;
-            sx_r <= sx;
-            sm_r <= sm;
             b_r <= b;
             sh_r <= sh;
         end
     end
 
-    // stage 2: the products and the rounding offset 2^(sh-1) - 1 (half up: 2^(sh-1))
-    logic signed [XHB-1:0] xh;
-    logic signed [PH-1:0] ph, ph_r;
-    logic signed [P2-1:0] p2, p2_r;
+    // stage 2: the products (hg_mul: stages 1 and 2) and the rounding offset 2^(sh-1) - 1 (half up: 2^(sh-1))
+    logic signed [PH-1:0] ph_r;
+    logic signed [P2-1:0] p2_r;
+    hg_mul #(.AW(XHB), .BW(MB), .PW(PH), .PRIM(MUL_PRIM)) u_ph (
+        .clk(clk), .en(en), .a(x[XB-1:LB]), .b(mm), .p(ph_r)
+    );
+    if (HAS_SKIP) begin : g_skip
+        hg_mul #(.AW(SXB), .BW(SMB), .PW(P2), .PRIM(MUL_PRIM)) u_p2 (
+            .clk(clk), .en(en), .a(sx), .b(sm), .p(p2_r)
+        );
+    end else begin : g_noskip
+        assign p2_r = '0;
+    end
     logic signed [UB-1:0] rnd, rnd_p, rnd_a;
     /* verilator lint_off UNUSEDSIGNAL */
     logic [SHB-1:0] dsh;  // bits above DB are zero (sh <= MAX_SHIFT)
     /* verilator lint_on UNUSEDSIGNAL */
     logic [DB-1:0] dsh_p, dsh_a, dsh_u;
     always_comb begin
-        xh = x_r[XB-1:LB];
-        ph = xh * mm_r;
-        p2 = '0;
-        if (HAS_SKIP) p2 = sx_r * sm_r;  // (a ternary with '0 would make the product unsigned)
         dsh = sh_r - MIN_SHIFT[SHB-1:0];
         rnd = '0;
         for (int i = MIN_SHIFT > 1 ? MIN_SHIFT : 1; i <= MAX_SHIFT; i++) begin  // sh lies in MIN_SHIFT .. MAX_SHIFT
@@ -108,8 +109,6 @@ module hg_requant #(
     end
     always_ff @(posedge clk) begin
         if (en) begin
-            ph_r <= ph;
-            p2_r <= p2;
             b_p <= b_r;
             sh_p <= sh_r;
             dsh_p <= dsh[DB-1:0];
@@ -120,13 +119,10 @@ module hg_requant #(
     // stage 3: v = xh*mm*2^LB + xl*mm + sx*sm + b (modulo 2^VB: v itself fits VB bits)
     logic signed [VB-1:0] v, v_a, pl_v, ph_v;
     if (LB > 0) begin : g_split
-        logic signed [LB:0] xl;
-        logic signed [PL-1:0] pl, pl_r;
-        always_comb begin
-            xl = {1'b0, x_r[LB-1:0]};
-            pl = xl * mm_r;
-        end
-        always_ff @(posedge clk) if (en) pl_r <= pl;
+        logic signed [PL-1:0] pl_r;
+        hg_mul #(.AW(LB + 1), .BW(MB), .PW(PL), .PRIM(MUL_PRIM)) u_pl (
+            .clk(clk), .en(en), .a({1'b0, x[LB-1:0]}), .b(mm), .p(pl_r)
+        );
         assign pl_v = {{(VB - PL){pl_r[PL-1]}}, pl_r};
     end else begin : g_whole
         assign pl_v = '0;
