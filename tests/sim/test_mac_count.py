@@ -2,8 +2,8 @@
 
 Each matrix-vector layer of small nets (dense, conv, grouped, depthwise; 2-, 4-, 6- and 8-bit
 weights, 8- and 12-bit activations) is read by Yosys (`read_verilog; hierarchy; proc`, no technology
-mapping, seconds per layer): every `$mul` cell of hg_mvu's MAC products (the `prod2` and packed `pp2`
-lines of the template) is one product as written, and costs `dsp_slices(A_WIDTH, B_WIDTH)` slices.
+mapping, seconds per layer): every `$mul` cell of hg_mvu's MAC products (a lane's hg_mul, a packed pair's
+`pp2` line) is one product as written, and costs `dsp_slices(A_WIDTH, B_WIDTH)` slices.
 Their sum must equal `hw.layers.mvu.mac_dsp` for the layer. Before the packing rule was shared, the
 model counted a grouped 8-bit conv's products as pairs (half the DSPs hg_mvu builds); the negative
 control puts that rule back and must see the difference.
@@ -43,15 +43,22 @@ CONFIGS = {  # name: quant section
     "w4a8": "quant: {weight_bits: 4}\n",  # LUT multipliers: no DSP
     "w2a8": "quant: {weight_bits: 2}\n",
 }
-RTL = Path(__file__).resolve().parents[2] / "templates" / "verilog" / "rtl" / "hg_mvu.sv"
-MAC_LINES = ("prod2[i] <=", "pp2[js] <=")  # hg_mvu's MAC products: plain, and packed pairs
+RTL = Path(__file__).resolve().parents[2] / "templates" / "verilog" / "rtl"
+# hg_mvu's MAC products: a lane's hg_mul (its g_product[i] instance; the requants' hg_mul are elsewhere in the
+# hierarchy), and a packed pair's product
+MAC_LINES = {"hg_mul.sv": "p <= ar * br;", "hg_mvu.sv": "pp2[js] <="}
 
 
-def _mac_line_numbers() -> set[int]:
-    lines = RTL.read_text().splitlines()
-    found = {i + 1 for i, line in enumerate(lines) if any(m in line for m in MAC_LINES)}
-    assert len(found) == len(MAC_LINES), "hg_mvu.sv's MAC lines moved: update MAC_LINES"
+def _mac_lines() -> set[tuple[str, int]]:
+    found = {(f, i + 1) for f, text in MAC_LINES.items()
+             for i, line in enumerate((RTL / f).read_text().splitlines()) if text in line}
+    assert len(found) == len(MAC_LINES), "the MAC lines of hg_mvu.sv / hg_mul.sv moved: update MAC_LINES"
     return found
+
+
+def _is_mac(name: str, cell: dict[str, object], lines: set[tuple[str, int]]) -> bool:
+    where = _line(cell)
+    return cell["type"] == "$mul" and where in lines and (where[0] != "hg_mul.sv" or "g_product[" in name)
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +76,7 @@ def designs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def verilog_mac_slices(out: Path, work: Path) -> dict[str, int]:
     """Per layer (its IR node name): the DSP slices of the MAC products its Verilog writes."""
-    yosys, mac_lines = find_yosys(None), _mac_line_numbers()
+    yosys, mac_lines = find_yosys(None), _mac_lines()
     counts = {}
     for job in jobs_of(out):
         if job.kind not in ("conv", "dwconv", "gemm"):
@@ -82,17 +89,18 @@ def verilog_mac_slices(out: Path, work: Path) -> dict[str, int]:
         (run / "read.ys").write_text(f"read_verilog -sv {files}\nhierarchy -top {job.top}\nproc\nflatten\n"
                                      "opt_clean\nwrite_json cells.json\n")
         subprocess.run([yosys, "-q", "read.ys"], cwd=run, check=True, capture_output=True)
-        cells = json.loads((run / "cells.json").read_text())["modules"][job.top]["cells"].values()
+        cells = json.loads((run / "cells.json").read_text())["modules"][job.top]["cells"]
         counts[job.name.removeprefix("layer_")] = sum(
             dsp_slices(int(c["parameters"]["A_WIDTH"], 2), int(c["parameters"]["B_WIDTH"], 2))
-            for c in cells if c["type"] == "$mul" and _line(c) in mac_lines)
+            for name, c in cells.items() if _is_mac(name, c, mac_lines))
     return counts
 
 
-def _line(cell: dict[str, object]) -> int:
+def _line(cell: dict[str, object]) -> tuple[str, int]:
     src = str(cell["attributes"].get("src", ""))  # type: ignore[attr-defined]
     first = src.split("|")[0]
-    return int(first.split(":")[1].split(".")[0]) if first.startswith("hg_mvu.sv:") else -1
+    file, _, rest = first.partition(":")
+    return (file, int(rest.split(".")[0])) if rest else ("", -1)
 
 
 def model_mac_slices(out_name: str, folder: Path) -> dict[str, int]:
