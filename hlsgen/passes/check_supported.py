@@ -37,10 +37,9 @@ def host_tail_nodes(graph: Graph) -> set[str]:
 def hardware_nodes(graph: Graph) -> list[Node]:
     """The nodes the hardware computes, in order: all but the quantize/dequantize boundary and the
     float head and tail the host computes (layout ops included: they become stream orders)."""
-    tail = host_tail_nodes(graph)
     quant_in = next(n for n in graph.nodes if n.op == Op.QUANTIZE_INPUT)
-    host_head = {n.name for n in graph.nodes[:graph.nodes.index(quant_in)]}  # float preprocessing
-    return [n for n in graph.nodes if n.op not in HOST_BOUNDARY_OPS and n.name not in tail | host_head]
+    host = host_tail_nodes(graph) | {n.name for n in graph.nodes[:graph.nodes.index(quant_in)]}  # + float head
+    return [n for n in graph.nodes if n.op not in HOST_BOUNDARY_OPS and n.name not in host]
 
 
 def host_tail(graph: Graph) -> set[str]:
