@@ -6,7 +6,7 @@
 // given once per channel; a lane reads its channel's parameters from a small ROM indexed by the fold.
 // The input beat is taken in its last fold. Folded streams (FI, FO < C channels a beat, multiples of
 // PE dividing NF*PE): an input beat serves FI/PE folds, an output beat collects FO/PE.
-// Pipeline: RQD = 6 requant stages (hg_requant's DEPTH) -> output collector.
+// Pipeline: RQD = 7 requant stages (hg_requant's DEPTH) -> output collector.
 module hg_eltwise #(
     parameter int C = 4, parameter int PE = 4,
     parameter int AB = 8, parameter bit A_SIGNED = 1'b1,
@@ -37,7 +37,7 @@ module hg_eltwise #(
 );
     localparam int XA = AB + 2, XBW = BB + 2;
     localparam int NF = (C + PE - 1) / PE, NB = $clog2(NF + 1), LNF = NF - 1;
-    localparam int RQD = 6;  // hg_requant's DEPTH
+    localparam int RQD = 7;  // hg_requant's DEPTH
     logic en, fire, last, v_y;
     logic [NB-1:0] nf, nf_y;
     logic [PE*OB-1:0] y2;

@@ -5,7 +5,7 @@
 // lanes of hg_requant, v = (s - X_OFF[c]) * mult[c] with X_OFF[c] = PIXELS*x_zp[c], and
 // hg_collect writes OBG folds a beat (1: PE channels a beat; NF: the whole pixel). One input beat a
 // cycle: PIXELS*NF cycles a frame (the cycle model). Pipeline: accumulate -> sums register ->
-// RQD = 6 requant stages -> collector, all stalled together while a full output beat waits.
+// RQD = 7 requant stages -> collector, all stalled together while a full output beat waits.
 module hg_gap #(
     parameter int C = 4, parameter int IB = 8, parameter bit IN_SIGNED = 1'b1, parameter int PIXELS = 4,
     parameter int PE = 4, parameter int OB = 8, parameter int MB = 16, parameter int SHB = 6,
@@ -29,7 +29,7 @@ module hg_gap #(
     localparam int AB = IB + 2 + $clog2(PIXELS + 1);  // a channel's sum over the frame, signed
     localparam int PB = $clog2(PIXELS + 1), LPX = PIXELS - 1;
     localparam int LASTW = OBG < NF ? (C - (NF - 1) * PE) * OB : PE * OB;
-    localparam int RQD = 6;  // hg_requant's DEPTH
+    localparam int RQD = 7;  // hg_requant's DEPTH
 
     logic en, fire, last_px, v_y;
     logic [NB-1:0] f, nf1, nf_y;

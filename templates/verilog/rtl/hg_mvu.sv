@@ -21,7 +21,7 @@
 // Pipeline: issue -> ROM/operands -> multiplier operands (two register stages a lane, so that routing to
 // a multiplier far from the ROM is split) -> products (two register stages out of the multiplier) ->
 // adder tree (TD = tree_depth(SIMD) stages, each summing groups of 4) -> accumulate
-// (bias or acc, plus the last <= 2 partial sums) -> (RQ < PE: hold) -> requant (RQD = 6 stages of
+// (bias or acc, plus the last <= 2 partial sums) -> (RQ < PE: hold) -> requant (RQD = 7 stages of
 // hg_requant, 2*RQD with TWO_STEP) -> output; MD = 4 + TD stages from the ROM word to the accumulator.
 // All stages advance together while the output register can move and the skip (if needed) is there.
 // PACK (dense conv / gemm, lanes of one step share their activation; chosen by verilog_layers.py):
@@ -97,7 +97,7 @@ module hg_mvu #(
     localparam logic [IB-1:0] XFLIP = (PACK && IN_SIGNED) ? {1'b1, {(IB-1){1'b0}}} : '0;
     localparam int QF = PE / RQ, NFQ = NF * QF;  // requant sub-steps per group; groups seen by the units
     localparam int QB = $clog2(QF + 1), NQB = $clog2(NFQ + 1), LQF = QF - 1, LNFQ = NFQ - 1;
-    localparam int RQD = 6;                      // hg_requant's DEPTH
+    localparam int RQD = 7;                      // hg_requant's DEPTH
     localparam int LD = TWO_STEP ? 2 * RQD : RQD;  // the lanes' latency
     // the adder tree: stage d (1..TD) holds NW(d) = ceil(SIMD / 4^d) partial sums a lane, stage TD <= 2
     // (TD = 0: the accumulate stage adds the SIMD <= 2 products itself)

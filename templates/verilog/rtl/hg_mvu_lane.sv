@@ -41,7 +41,7 @@ module hg_mvu_lane #(
     localparam int SXB = SKB + 2;
     localparam int XB2 = TWO_STEP ? MXB : AB;  // operand width of the (last) requant step
     localparam int CH = NF * PE;  // entries of every parameter vector
-    localparam int RQD = 6;  // hg_requant's DEPTH
+    localparam int RQD = 7;  // hg_requant's DEPTH
 
     logic [NB-1:0] nf_d, nf2;
     logic signed [MB-1:0] m, m_neg;

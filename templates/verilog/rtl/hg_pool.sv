@@ -8,7 +8,7 @@
 // cycles, per-channel parameters from small ROMs indexed by the fold), while the next window
 // accumulates. The last tap of the next window waits until the drain issues its last fold, so a
 // window takes max(KK, NF) cycles.
-// Pipeline: accumulate -> (avg: held sums -> drain) -> RQD = 6 requant stages (max: 2 plain registers)
+// Pipeline: accumulate -> (avg: held sums -> drain) -> RQD = 7 requant stages (max: 2 plain registers)
 // -> output.
 // A fold-major pool (hw/layers/pool.reads_fold_major: pixels wider than a beat) gets FOLDS windows of a
 // fold's C channels per output pixel from hg_window; an average pool then writes the padding lanes of
@@ -35,7 +35,7 @@ module hg_pool #(
     localparam int AB = IB + 2 + $clog2(KK + 1);  // sum of KK taps, signed
     localparam int TB = $clog2(KK + 1), LKK = KK - 1;
     localparam int NF = IS_AVG ? (C + PE - 1) / PE : 1, NB = $clog2(NF + 1), LNF = NF - 1;
-    localparam int RQD = 6;  // hg_requant's DEPTH
+    localparam int RQD = 7;  // hg_requant's DEPTH
 
     logic en, fire, last_tap, v_y;
     logic [TB-1:0] tap;

@@ -1,4 +1,4 @@
-// hg_requant: one lane of the requant epilogue (hlsgen/numerics.py, docs/numerics.md), DEPTH = 6 stages.
+// hg_requant: one lane of the requant epilogue (hlsgen/numerics.py, docs/numerics.md), DEPTH = 7 stages.
 //   v = x * (m_neg if HAS_NEG and x*m < 0 else m)  [+ sx * sm  if HAS_SKIP]  [+ b  if HAS_BIAS]
 //   y = clamp(ZP + round_shift(v, sh), LO, HI)
 // (b: the step-2 bias B2 of a two-step epilogue, already at the scale 2^sh of v.)
@@ -11,14 +11,17 @@
 // Pipeline (timing-driven: every multiplier has registered operands and a registered product):
 //   1 operands: x, the selected multiplier mm (m_neg where x*m < 0), sx, sm, b, sh registered
 //   2 products: x*mm as two multiplies of at most 18 bits of x (x[16:0] unsigned and x >>> 17, so each
-//     is one 18x18 DSP when XB <= 35), sx*sm, and the rounding offset of sh, registered
-//   3 v = the products' sum + b
-//   4 u = v + 2^(sh-1) - 1 + v[sh] (half up: + 2^(sh-1)), its bits from MIN_SHIFT up
-//   5 q = u >>> sh
-//   6 y = clamp(q, LO - ZP, HI - ZP) + ZP: both compares and q + ZP side by side, then one selection
+//     is one 18x18 DSP when XB <= 35), sx*sm, registered
+//   3 the two halves of x*mm summed (xh*mm*2^LB + xl*mm) and sx*sm + b, side by side: the products
+//     leave their DSP blocks into one adder each (on ECP5 the DSP-to-fabric route and a 3-operand
+//     carry chain did not fit one 8 ns cycle)
+//   4 v = the two partial sums' sum; the rounding offset of sh decoded beside it
+//   5 u = v + 2^(sh-1) - 1 + v[sh] (half up: + 2^(sh-1)), its bits from MIN_SHIFT up
+//   6 q = u >>> sh
+//   7 y = clamp(q, LO - ZP, HI - ZP) + ZP: both compares and q + ZP side by side, then one selection
 // Stage registers advance when `en` is high; y follows x (and m .. sh) by DEPTH enabled cycles. The
 // caller delays the matching valid bits, fold indices and skip codes by DEPTH (hg_delay); every caller
-// spells the depth as its localparam RQD = 6 (keep them equal to DEPTH below).
+// spells the depth as its localparam RQD = 7 (keep them equal to DEPTH below).
 module hg_requant #(
     parameter int XB = 20, parameter int MB = 16,
     parameter bit HAS_NEG = 1'b0,
@@ -61,7 +64,7 @@ module hg_requant #(
     localparam logic [KBX-1:0] HZX = {{(KBX - 31){HZV[31]}}, HZV[30:0]};
 
     /* verilator lint_off UNUSEDPARAM */
-    localparam int DEPTH = 6;  // the callers' RQD
+    localparam int DEPTH = 7;  // the callers' RQD
     /* verilator lint_on UNUSEDPARAM */
     // x*mm in two products: x = xh*2^LB + xl with xl = x[LB-1:0] unsigned (LB = 17: an 18-bit signed
     // operand), xh = x >>> LB; one product when x fits 18 bits
@@ -94,30 +97,23 @@ module hg_requant #(
     end else begin : g_noskip
         assign p2_r = '0;
     end
-    logic signed [UB-1:0] rnd, rnd_p, rnd_a;
     /* verilator lint_off UNUSEDSIGNAL */
     logic [SHB-1:0] dsh;  // bits above DB are zero (sh <= MAX_SHIFT)
     /* verilator lint_on UNUSEDSIGNAL */
     logic [DB-1:0] dsh_p, dsh_a, dsh_u;
-    always_comb begin
-        dsh = sh_r - MIN_SHIFT[SHB-1:0];
-        rnd = '0;
-        for (int i = MIN_SHIFT > 1 ? MIN_SHIFT : 1; i <= MAX_SHIFT; i++) begin  // sh lies in MIN_SHIFT .. MAX_SHIFT
-            if ({{(32 - SHB){1'b0}}, sh_r} == i)
-                rnd = ({{(UB - 1){1'b0}}, 1'b1} <<< (i - 1)) - {{(UB - 1){1'b0}}, !ROUND_UP};
-        end
-    end
+    always_comb dsh = sh_r - MIN_SHIFT[SHB-1:0];
     always_ff @(posedge clk) begin
         if (en) begin
             b_p <= b_r;
             sh_p <= sh_r;
             dsh_p <= dsh[DB-1:0];
-            rnd_p <= rnd;
         end
     end
 
-    // stage 3: v = xh*mm*2^LB + xl*mm + sx*sm + b (modulo 2^VB: v itself fits VB bits)
-    logic signed [VB-1:0] v, v_a, pl_v, ph_v;
+    // stage 3: s_x = xh*mm*2^LB + xl*mm and s_b = sx*sm + b (modulo 2^VB: v itself fits VB bits)
+    logic signed [VB-1:0] s_x, s_b, s_xr, s_br, v_a, pl_v, ph_v;
+    logic [SHB-1:0] sh_s;
+    logic [DB-1:0] dsh_s;
     if (LB > 0) begin : g_split
         logic signed [PL-1:0] pl_r;
         hg_mul #(.AW(LB + 1), .BW(MB), .PW(PL), .PRIM(MUL_PRIM)) u_pl (
@@ -129,19 +125,37 @@ module hg_requant #(
     end
     assign ph_v = {{(VB - PH){ph_r[PH-1]}}, ph_r};
     always_comb begin
-        v = (ph_v <<< LB) + pl_v + {{(VB - P2){p2_r[P2-1]}}, p2_r}
-            + (HAS_BIAS ? {{(VB - BB){b_p[BB-1]}}, b_p} : '0);
+        s_x = (ph_v <<< LB) + pl_v;
+        s_b = {{(VB - P2){p2_r[P2-1]}}, p2_r} + (HAS_BIAS ? {{(VB - BB){b_p[BB-1]}}, b_p} : '0);
     end
     always_ff @(posedge clk) begin
         if (en) begin
-            v_a <= v;
-            sh_a <= sh_p;
-            dsh_a <= dsh_p;
-            rnd_a <= rnd_p;
+            s_xr <= s_x;
+            s_br <= s_b;
+            sh_s <= sh_p;
+            dsh_s <= dsh_p;
         end
     end
 
-    // stage 4: u = v + rnd + v[sh] (ties to even), kept from bit MIN_SHIFT up
+    // stage 4: v = s_x + s_b, and the rounding offset 2^(sh-1) - 1 (half up: 2^(sh-1)) decoded from sh
+    logic signed [UB-1:0] rnd, rnd_a;
+    always_comb begin
+        rnd = '0;
+        for (int i = MIN_SHIFT > 1 ? MIN_SHIFT : 1; i <= MAX_SHIFT; i++) begin  // sh lies in MIN_SHIFT .. MAX_SHIFT
+            if ({{(32 - SHB){1'b0}}, sh_s} == i)
+                rnd = ({{(UB - 1){1'b0}}, 1'b1} <<< (i - 1)) - {{(UB - 1){1'b0}}, !ROUND_UP};
+        end
+    end
+    always_ff @(posedge clk) begin
+        if (en) begin
+            v_a <= s_xr + s_br;
+            sh_a <= sh_s;
+            dsh_a <= dsh_s;
+            rnd_a <= rnd;
+        end
+    end
+
+    // stage 5: u = v + rnd + v[sh] (ties to even), kept from bit MIN_SHIFT up
     /* verilator lint_off UNUSEDSIGNAL */
     logic signed [UB-1:0] u;  // bits below MIN_SHIFT only carry into q
     /* verilator lint_on UNUSEDSIGNAL */
@@ -161,12 +175,12 @@ module hg_requant #(
         end
     end
 
-    // stage 5: q = u >>> sh
+    // stage 6: q = u >>> sh
     logic signed [QB-1:0] q_r;
     always_comb q = u_q >>> dsh_u;
     always_ff @(posedge clk) if (en) q_r <= q;
 
-    // stage 6: clamp to LO - ZP .. HI - ZP, + ZP (a clamped q gives LZ + ZP = LO or HZ + ZP = HI, mod 2^OB)
+    // stage 7: clamp to LO - ZP .. HI - ZP, + ZP (a clamped q gives LZ + ZP = LO or HZ + ZP = HI, mod 2^OB)
     logic signed [KB-1:0] t, lo_k, hi_k;
     logic [OB-1:0] yz;
     always_comb begin

@@ -1,6 +1,6 @@
 // hg_sum_lanes: PE requant lanes of an average pool (hg_pool, hg_gap). Lane p requantizes sums[p]
 // of channel nf*PE + p: v = (s - X_OFF[c]) * mult[c], y = clamp(ZP + round_shift(v, shift[c]), LO, HI)
-// (hg_requant, RQD = 6 stages gated by en), its parameters read from small ROMs at the fold index nf
+// (hg_requant, RQD = 7 stages gated by en), its parameters read from small ROMs at the fold index nf
 // (hg_table: N = NF folds, channels beyond C read 0).
 module hg_sum_lanes #(
     parameter int C = 4, parameter int PE = 4, parameter int NF = 1, parameter int NB = 1, parameter int AB = 8,
