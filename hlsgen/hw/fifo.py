@@ -13,10 +13,10 @@ from hlsgen.hw.model import Layer, Stream
 FIFO_MARGIN = 2  # full throughput: a push and a pop in the same cycle
 SLICE_DEPTH = 1  # a register slice (hg_fifo DEPTH 1): one beat every other cycle, no memory
 STAGE_LATENCY = 4  # cycles a beat spends in one layer of a branch beyond its data dependencies (FIFO, registers)
-UNIT_LATENCY = 20  # cycles a unit's pipeline adds to a pixel in the timed lead model (hg_mvu's, the deepest, at
+UNIT_LATENCY = 21  # cycles a unit's pipeline adds to a pixel in the timed lead model (hg_mvu's, the deepest, at
 # SIMD <= 2; a kind's `extra_latency` adds hg_mvu's adder-tree stages). 12 before hg_requant went from 2 to 5
 # stages, 15 before hg_mvu registered each multiplier's operands twice and its product once more (+3) and hg_requant
-# took 6 stages (+1), then 7 (+1)
+# took 6 stages (+1), then 7 (+1), and hg_window read its line buffer in two stages (+1)
 
 
 def fifo_depths(layers: list[Layer], by_name: Mapping[str, Stream]) -> dict[tuple[str, str], int]:

@@ -35,6 +35,7 @@ from hlsgen.errors import HlsgenError
 from hlsgen.support.cache import used
 from hlsgen.support.outdir import require_hlsgen_output, write_folder_atomically
 from hlsgen.support.progress import task as progress_task
+from hlsgen.tools.bram_outreg import absorb_output_registers
 from hlsgen.tools.environment import find_program
 from hlsgen.tools.synth import cache_root as synth_cache_root
 from hlsgen.tools.synth import design_part, find_yosys, hierarchy_cells, resources, yosys_version
@@ -49,6 +50,7 @@ SCRIPT = ("{reads}"
           "{cells}"
           "write_json design.json\n"
           "tee -q -o stat.json stat -json\n")  # reads, cells: hlsgen/tools/yosys_cells.py
+NETLIST_PASSES = "bram_outreg 1"  # what place_and_route does to design.json between the tools (in the cache key)
 # nextpnr's utilization keys (after packing) and what the table calls them
 CELLS = {"MULT18X18D": "MULT18X18D", "TRELLIS_COMB": "LUT4", "TRELLIS_FF": "FF", "DP16KD": "DP16KD",
          "TRELLIS_RAMW": "LUTRAM write ports", "TRELLIS_IO": "IO"}
@@ -112,7 +114,7 @@ def nextpnr_args(target: PnrTarget, freq: float, seed: int) -> list[str]:
 
 
 def run_key(design: Design, versions: tuple[str, str], args: list[str]) -> str:
-    h = hashlib.sha256("\0".join((*versions, SCRIPT, design.top, *design.files, *args)).encode())
+    h = hashlib.sha256("\0".join((*versions, SCRIPT, NETLIST_PASSES, design.top, *design.files, *args)).encode())
     for name, data in design.data:
         h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
     return h.hexdigest()
@@ -157,7 +159,10 @@ def place_and_route(design: Design, yosys: str, nextpnr: str, args: list[str], w
         last = next((ln for ln in reversed(r.stdout.splitlines() + r.stderr.splitlines()) if ln.strip()), "")
         raise HlsgenError(f"synth_ecp5 of {design.top} failed (exit {r.returncode}): {last}")
     check_fits(json.loads((work / "stat.json").read_text()), design.top, target)
-    (work / "dsp.json").write_text(json.dumps(dsp_registers(json.loads((work / "design.json").read_text()))))
+    netlist = json.loads((work / "design.json").read_text())
+    absorb_output_registers(netlist)
+    (work / "design.json").write_text(json.dumps(netlist))
+    (work / "dsp.json").write_text(json.dumps(block_registers(netlist)))
     with progress_task("pnr", f"nextpnr-ecp5 of {design.top} ({' '.join(args[:6])})"):
         r = _run([nextpnr, *args], work, "nextpnr.log")
     if r.returncode != 0 or not (work / "report.json").is_file():
@@ -298,12 +303,16 @@ def critical_path(report: dict[str, Any]) -> dict[str, Any] | None:
             "to": unit_of(steps[-1]["to"]["cell"]), "through": through, "clock": longest.get("from", "")}
 
 
-def dsp_registers(netlist: dict[str, Any]) -> dict[str, int]:
-    """The synthesized netlist's MULT18X18D blocks and how many use their own output register (hg_mul)."""
-    cells = [c for m in netlist.get("modules", {}).values() for c in m.get("cells", {}).values()
-             if c.get("type") == "MULT18X18D"]
-    registered = sum(1 for c in cells if c.get("parameters", {}).get("REG_OUTPUT_CLK", "NONE") != "NONE")
-    return {"MULT18X18D": len(cells), "registered": registered}
+def block_registers(netlist: dict[str, Any]) -> dict[str, int]:
+    """The netlist's MULT18X18D and DP16KD blocks and how many use their own output register (hg_mul's;
+    bram_outreg's)."""
+    cells = [c for m in netlist.get("modules", {}).values() for c in m.get("cells", {}).values()]
+    mults = [c for c in cells if c.get("type") == "MULT18X18D"]
+    brams = [c for c in cells if c.get("type") == "DP16KD"]
+    return {"MULT18X18D": len(mults),
+            "registered": sum(1 for c in mults if c.get("parameters", {}).get("REG_OUTPUT_CLK", "NONE") != "NONE"),
+            "DP16KD": len(brams),
+            "DP16KD_outreg": sum(1 for c in brams if c.get("parameters", {}).get("REGMODE_B", "NOREG") == "OUTREG")}
 
 
 def result_of(report: dict[str, Any], top: str, part_name: str, target: PnrTarget, freq: float, seed: int,
@@ -335,6 +344,9 @@ def render_table(r: dict[str, Any]) -> str:
     if dsp and dsp["MULT18X18D"]:
         lines += ["", f"MULT18X18D with their own operand and product registers (hg_mul): {dsp['registered']:,} of "
                       f"{dsp['MULT18X18D']:,}."]
+    if dsp and dsp.get("DP16KD"):
+        lines += ["", f"DP16KD with their output register (bram_outreg): {dsp['DP16KD_outreg']:,} of "
+                      f"{dsp['DP16KD']:,}."]
     cp = r["critical_path"]
     if cp:
         lines += ["", f"Critical path: {cp['delay_ns']:.2f} ns ({cp['logic_ns']:.2f} ns logic in {cp['logic_cells']} "

@@ -58,7 +58,9 @@ def test_lint_catches_a_width_bug(designs: dict[str, Path], tmp_path: Path) -> N
     rtl = tmp_path / "rtl"
     shutil.copytree(designs["grid8"] / "rtl", rtl)  # multi-beat streams: hg_fifo's ring (DEPTH >= 2) is elaborated
     fifo = rtl / "hg_fifo.sv"
-    fifo.write_text(fifo.read_text().replace("assign out_valid = count != '0;", "assign out_valid = count;"))
+    source = fifo.read_text()
+    assert "full  <= count == LAST[CW-1:0];" in source
+    fifo.write_text(source.replace("full  <= count == LAST[CW-1:0];", "full  <= count;"))
     r = rtl_nets.verilator_lint(rtl)
     assert r.returncode != 0 and "WIDTH" in r.stderr
 

@@ -25,6 +25,10 @@
 // the read's fan-out to the generator's enables sits in the loop through `avail` (on ECP5 the two in
 // one cycle were the critical path of every convolution, 6.8 to 9.8 ns). The conditions are the same
 // in every cycle as the compares of `avail` they replace: cycles and outputs do not change.
+// The read takes two stages, R (the buffer's read: `rdata`) and O (`rdata_q`, the output register), a
+// pipeline that fills its bubbles: a block-RAM buffer's DO feeds only the O register, which `hlsgen pnr`
+// moves into the DP16KD as its output register (hlsgen/tools/bram_outreg.py), so the block's slow
+// clock-to-output is not in the path to the consumer.
 module hg_window #(
     parameter int WIDTH = 8,
     parameter int IN_H = 4, parameter int IN_W = 4,
@@ -57,7 +61,17 @@ module hg_window #(
     localparam int LKX = KW - 1, LKY = KH - 1, LRP = REPEAT - 1, LOX = OUT_W - 1, LOY = OUT_H - 1;
     localparam int LDEPTH = DEPTH - 1;
 
-    logic [WIDTH-1:0] mem [0:DEPTH-1];
+    // A tap may be read in the cycle its buffer slot is overwritten (the read wants the old pixel) or
+    // the cycle after its pixel is written. The buffer's write lags the push by a cycle (waddr_d,
+    // wdata_d), so a read never sees a write of the same cycle's push, and a read of the slot being
+    // written in its cycle takes wdata_d, forwarded beside the read and selected after stage O.
+    // Nothing else depends on how the memory resolves a read and a write of one address in one cycle
+    // (no_rw_check): Yosys adds no collision logic of its own, whose multiplexer after the block RAM's
+    // read data would keep its output register in the fabric.
+    (* no_rw_check *) logic [WIDTH-1:0] mem [0:DEPTH-1];
+    logic push_d, fwd_r, fwd_q;
+    logic [AW-1:0] waddr_d;
+    logic [WIDTH-1:0] wdata_d, wfwd_r, wfwd_q;
     // signed coordinate width: any tap row / column and bound below fits, with the sign
     localparam int CB = $clog2(OUT_H * SH + OUT_W * SW + KH * DH + KW * DW + REPEAT * REP_STEP + IN_H + IN_W
                                + PT + PL + ROWS + 2) + 2;
@@ -72,8 +86,8 @@ module hg_window #(
     logic [RB-1:0] fbase;
     logic signed [AB-1:0] avail;
     // output register
-    logic [WIDTH-1:0] rdata;
-    logic pad_q, vq;
+    logic [WIDTH-1:0] rdata, rdata_q;
+    logic pad_r, pad_q, vr, vq, mv;
 
     // v * k for a constant k >= 0, as shift-adds: Yosys maps every product with a result of 9 bits or
     // more to a DSP48E1, constant factors included (4 DSPs per window of an image 5 pixels wide)
@@ -174,7 +188,8 @@ module hg_window #(
     // rd_ok and wr_ok are those compares, registered: see rd_next / wr_next below
     assign in_ready = wr_ok;
     assign push = in_valid && wr_ok;
-    assign adv = rd_ok && (!vq || out_ready);
+    assign mv = !vq || out_ready;    // stage O takes stage R's tap
+    assign adv = rd_ok && (!vr || mv);  // a tap is read into stage R
     assign eng = adv;  // the generator moves with the read
     assign end_kx = kx == LKX[KXB-1:0];
     assign end_ky = ky == LKY[KYB-1:0];
@@ -183,7 +198,7 @@ module hg_window #(
     assign end_oy = oy == LOY[OYB-1:0];
     assign g0_last = end_kx && end_ky && end_rep && end_ox && end_oy;
     assign out_valid = vq;
-    assign out_data = pad_q ? PAD : rdata;
+    assign out_data = pad_q ? PAD : (fwd_q ? wfwd_q : rdata_q);
 
     // avail + push - (the frame's last tap read ? FRAME : 0), the sums beside the selection
     logic signed [AB-1:0] av_p1, av_mf, av_p1mf;
@@ -208,10 +223,22 @@ module hg_window #(
     end
 
     always_ff @(posedge clk) begin
-        if (push) mem[waddr] <= in_data;
+        if (push) begin
+            waddr_d <= waddr;
+            wdata_d <= in_data;
+        end
+        if (push_d) mem[waddr_d] <= wdata_d;
         if (adv) begin
             rdata <= mem[raddr4];
-            pad_q <= pad4;
+            pad_r <= pad4;
+            fwd_r <= push_d && waddr_d == raddr4;
+            wfwd_r <= wdata_d;
+        end
+        if (mv) begin
+            rdata_q <= rdata;
+            pad_q <= pad_r;
+            fwd_q <= fwd_r;
+            wfwd_q <= wfwd_r;
         end
         if (!rst_n) begin
             iy1 <= IY1_R[CB-1:0];
@@ -280,16 +307,20 @@ module hg_window #(
             fbase <= FB_R[RB-1:0];
             waddr <= '0;
             avail <= '0;
+            push_d <= 1'b0;
+            vr <= 1'b0;
             vq <= 1'b0;
             rd_ok <= RD_OK_R;
             wr_ok <= WR_OK_R;
         end else begin
+            push_d <= push;
             if (push) waddr <= waddr == LDEPTH[AW-1:0] ? '0 : waddr + 1'b1;
             rd_ok <= rd_next;
             wr_ok <= wr_next;
             if (adv && last4) avail <= push ? av_p1mf : av_mf;
             else if (push) avail <= av_p1;
-            if (!vq || out_ready) vq <= rd_ok;
+            if (!vr || mv) vr <= rd_ok;
+            if (mv) vq <= vr;
             if (eng) begin
                 kx <= end_kx ? '0 : kx + 1'b1;
                 if (end_kx) begin
