@@ -158,6 +158,23 @@ def test_corrupted_multiplier_is_caught_and_layer_named(grid: Path, tmp_path: Pa
         assert r["first_layer"]["layer"] == "layer_conv_7_node"
 
 
+def test_unforwarded_line_buffer_write_is_caught(tmp_path: Path) -> None:
+    """Negative control of hg_window's write forwarding: a dense layer's window (one pixel) reads
+    the pixel the cycle after its push, while the lagging write is putting it into the buffer."""
+    from hlsgen.cli import main
+
+    out = tmp_path / "out"
+    assert main(["compile", str(make_example("mlp_yaml") / "model.yaml"), "-o", str(out)]) == 0
+    sv = out / "rtl" / "hg_window.sv"
+    text = sv.read_text()
+    old = "fwd_r <= push_d && waddr_d == raddr4;"
+    assert old in text
+    sv.write_text(text.replace(old, "fwd_r <= 1'b0;"))
+    assert run_rtlsim(out, frames=2) == 1
+    for r in rtl_nets.results(out).values():
+        assert not r["passed"] and r["first_layer"]["layer"] == "layer_fc1"
+
+
 def test_cli_prints_cycles_and_latency(grid: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "hlsgen.cli", "rtlsim", str(grid), "--frames", "3"],
                        capture_output=True, text=True)

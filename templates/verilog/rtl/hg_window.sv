@@ -61,13 +61,15 @@ module hg_window #(
     localparam int LKX = KW - 1, LKY = KH - 1, LRP = REPEAT - 1, LOX = OUT_W - 1, LOY = OUT_H - 1;
     localparam int LDEPTH = DEPTH - 1;
 
-    // A tap may be read in the cycle its buffer slot is overwritten (the read wants the old pixel) or
-    // the cycle after its pixel is written. The buffer's write lags the push by a cycle (waddr_d,
-    // wdata_d), so a read never sees a write of the same cycle's push, and a read of the slot being
-    // written in its cycle takes wdata_d, forwarded beside the read and selected after stage O.
-    // Nothing else depends on how the memory resolves a read and a write of one address in one cycle
-    // (no_rw_check): Yosys adds no collision logic of its own, whose multiplexer after the block RAM's
-    // read data would keep its output register in the fabric.
+    // The buffer's write lags the push by a cycle (push_d, waddr_d, wdata_d), so its write port is
+    // driven by registers, not by the upstream valid. A tap can then be read in the cycle its own pixel
+    // is being written (a window that waits for its last pixel and reads it first: a dense layer's
+    // one-pixel window); that read takes wdata_d, forwarded beside the read and selected after stage
+    // O. No other read meets a write of its address: a pixel replaces a buffer row only once no tap
+    // read from then on needs it (wr_ok), and a padded tap's data is not used. So nothing depends on
+    // how the memory resolves a read and a write of one address in one cycle (no_rw_check): Yosys adds
+    // no collision logic of its own, whose multiplexer after the block RAM's read data would keep its
+    // output register in the fabric.
     (* no_rw_check *) logic [WIDTH-1:0] mem [0:DEPTH-1];
     logic push_d, fwd_r, fwd_q;
     logic [AW-1:0] waddr_d;
